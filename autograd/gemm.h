@@ -1,0 +1,21 @@
+// gemm: C = alpha op(A) op(B) + beta C for row-major matrices, op = identity or transpose.
+// A thin layer over cblas_sgemm / cblas_dgemm (chosen by `real`), so that every matrix product
+// in seqgrad — forward and backward — is one BLAS call with transpose flags, no copies.
+//   op(A): [M, K]  (A stored [M, K], or [K, M] when transpose_a)
+//   op(B): [K, N]  (B stored [K, N], or [N, K] when transpose_b)
+//   C:     [M, N]
+#pragma once
+
+#include <cstdint>
+
+#include "autograd/real.h"
+
+namespace seqgrad {
+
+void gemm(bool transpose_a, bool transpose_b, int64_t M, int64_t N, int64_t K, real alpha,
+          const real* A, const real* B, real beta, real* C);
+
+// Number of threads BLAS may use (OpenBLAS). 0 leaves OpenBLAS's own default.
+void set_blas_threads(int threads);
+
+}  // namespace seqgrad

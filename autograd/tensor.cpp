@@ -1,0 +1,219 @@
+#include "autograd/tensor.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <unordered_set>
+
+namespace seqgrad {
+namespace {
+thread_local bool g_grad_enabled = true;
+}  // namespace
+
+bool grad_enabled() {
+    return g_grad_enabled;
+}
+NoGradGuard::NoGradGuard() : previous_(g_grad_enabled) {
+    g_grad_enabled = false;
+}
+NoGradGuard::~NoGradGuard() {
+    g_grad_enabled = previous_;
+}
+
+real* Node::grad_data() {
+    if (grad.size() == 0) {
+        grad = Buffer(numel());
+        std::memset(grad.data(), 0, sizeof(real) * numel());
+    }
+    return grad.data();
+}
+
+// ---- construction ----------------------------------------------------------------------------
+
+Tensor make_result(const Shape& shape) {
+    auto node = std::make_shared<Node>();
+    node->shape = shape;
+    node->data_buffer = Buffer(shape.numel());
+    node->data = node->data_buffer.data();
+    return Tensor(std::move(node));
+}
+
+Tensor Tensor::empty(const Shape& shape) {
+    return make_result(shape);
+}
+
+Tensor Tensor::zeros(const Shape& shape, bool requires_grad) {
+    return full(shape, real(0), requires_grad);
+}
+
+Tensor Tensor::full(const Shape& shape, real value, bool requires_grad) {
+    Tensor t = make_result(shape);
+    std::fill(t.data(), t.data() + t.numel(), value);
+    t.node().requires_grad = requires_grad;
+    return t;
+}
+
+Tensor Tensor::from_vector(const Shape& shape, const std::vector<real>& values,
+                           bool requires_grad) {
+    if (int64_t(values.size()) != shape.numel())
+        throw Error(fmt::format("from_vector: shape {} needs {} values, got {}", shape.str(),
+                                shape.numel(), values.size()));
+    Tensor t = make_result(shape);
+    std::copy(values.begin(), values.end(), t.data());
+    t.node().requires_grad = requires_grad;
+    return t;
+}
+
+Tensor Tensor::scalar(real value, bool requires_grad) {
+    return full(Shape{}, value, requires_grad);
+}
+
+real Tensor::item() const {
+    if (numel() != 1)
+        throw Error(fmt::format("item: tensor of shape {} has {} elements, expected 1",
+                                shape().str(), numel()));
+    return data()[0];
+}
+
+std::vector<real> Tensor::to_vector() const {
+    return std::vector<real>(data(), data() + numel());
+}
+
+Tensor& Tensor::set_requires_grad(bool on) {
+    if (!is_leaf())
+        throw Error(
+            fmt::format("set_requires_grad: only leaf tensors can be switched (this one "
+                        "is the result of '{}')",
+                        op_name() ? op_name() : "?"));
+    node().requires_grad = on;
+    return *this;
+}
+
+void Tensor::retain_grad() {
+    node().retains_grad = true;
+}
+
+const real* Tensor::grad_data() const {
+    return has_grad() ? node().grad.data() : nullptr;
+}
+real* Tensor::mutable_grad_data() {
+    return node().grad_data();
+}
+
+Tensor Tensor::grad() const {
+    Tensor g = zeros(shape());
+    if (has_grad()) std::copy(node().grad.data(), node().grad.data() + numel(), g.data());
+    return g;
+}
+
+void Tensor::zero_grad() {
+    if (has_grad()) std::memset(node().grad.data(), 0, sizeof(real) * numel());
+}
+
+Tensor Tensor::detach() const {
+    Tensor t = make_result(shape());
+    std::copy(data(), data() + numel(), t.data());
+    return t;
+}
+
+// ---- recording -------------------------------------------------------------------------------
+
+template <class Range>
+static bool record_impl(Tensor& out, const char* op, const Range& inputs, BackwardFn fn) {
+    Node& node = out.node();
+    node.op = op;
+    if (!g_grad_enabled) return false;
+    bool any = false;
+    for (const Tensor& t : inputs) any = any || t.requires_grad();
+    if (!any) return false;
+    node.requires_grad = true;
+    node.is_leaf = false;
+    node.parents.reserve(inputs.size());
+    for (const Tensor& t : inputs) node.parents.push_back(t.node_ptr());
+    node.backward = std::move(fn);
+    return true;
+}
+
+bool record(Tensor& out, const char* op, std::initializer_list<Tensor> inputs, BackwardFn fn) {
+    return record_impl(out, op, inputs, std::move(fn));
+}
+bool record(Tensor& out, const char* op, const std::vector<Tensor>& inputs, BackwardFn fn) {
+    return record_impl(out, op, inputs, std::move(fn));
+}
+
+// ---- backward --------------------------------------------------------------------------------
+
+static void throw_if_freed(const Node& node) {
+    if (!node.is_leaf && node.graph_freed)
+        throw Error(fmt::format(
+            "backward: the graph through '{}' (shape {}) was already freed by an earlier "
+            "backward; run the forward pass again to build a new graph",
+            node.op ? node.op : "?", node.shape.str()));
+}
+
+void Tensor::backward() {
+    if (numel() != 1)
+        throw Error(
+            fmt::format("backward: tensor of shape {} is not a scalar; pass a gradient "
+                        "of the same shape",
+                        shape().str()));
+    backward(Tensor::full(shape(), real(1)));
+}
+
+void Tensor::backward(const Tensor& grad_output) {
+    Node& root = node();
+    if (!root.requires_grad)
+        throw Error(
+            "backward: tensor does not require grad (no input required grad, or it was "
+            "computed under NoGradGuard)");
+    if (grad_output.shape() != root.shape)
+        throw Error(fmt::format("backward: gradient of shape {} for a tensor of shape {}",
+                                grad_output.shape().str(), root.shape.str()));
+    throw_if_freed(root);
+
+    // Order the graph: iterative depth-first post-order (a decoder unrolled over 50 steps makes
+    // graphs thousands of ops deep, too deep for recursion). Only nodes that require grad.
+    // `order` holds owning pointers: freeing a node's inputs below must not destroy an input
+    // whose own backward has not run yet.
+    std::vector<NodePtr> order;
+    std::unordered_set<Node*> visited;
+    std::vector<std::pair<NodePtr, size_t>> stack;  // node, index of next parent to visit
+    stack.emplace_back(node_, 0);
+    visited.insert(&root);
+    while (!stack.empty()) {
+        NodePtr node = stack.back().first;
+        size_t next = stack.back().second++;
+        if (next < node->parents.size()) {
+            const NodePtr& parent = node->parents[next];
+            if (parent->requires_grad && visited.insert(parent.get()).second) {
+                throw_if_freed(*parent);
+                stack.emplace_back(parent, 0);
+            }
+        } else {
+            order.push_back(std::move(node));
+            stack.pop_back();
+        }
+    }
+
+    real* seed = root.grad_data();
+    for (int64_t i = 0; i < root.numel(); ++i) seed[i] += grad_output.data()[i];
+
+    // Reverse post-order: every node runs after all the nodes that use it.
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+        Node* node = it->get();
+        if (node->is_leaf) continue;
+        if (node->backward && node->grad.size() > 0) node->backward(*node);
+        // Free the graph behind this node: its inputs, its rule, what the rule saved, and (unless
+        // asked to keep it) its gradient. Its data stays valid.
+        node->parents.clear();
+        node->backward = nullptr;
+        node->saved.release();
+        node->saved_ints.clear();
+        node->saved_ints.shrink_to_fit();
+        node->graph_freed = true;
+        if (!node->retains_grad) node->grad.release();
+    }
+}
+
+}  // namespace seqgrad
