@@ -1,0 +1,60 @@
+// Module: something with named parameters and sub-modules, PyTorch style.
+//
+// Parameters are named hierarchically by the path of sub-module names that leads to them
+// (`decoder.attention.W_q.weight`); those names are what checkpoints, gradient reports and the
+// optimizer see. Sub-modules are members of their parent and registered by reference, so a
+// Module is neither copyable nor movable.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "autograd/rng.h"
+#include "autograd/tensor.h"
+
+namespace seqgrad {
+
+class Module {
+  public:
+    Module() = default;
+    virtual ~Module() = default;
+    Module(const Module&) = delete;
+    Module& operator=(const Module&) = delete;
+
+    // Every parameter of this module and its sub-modules, depth first, in registration order.
+    std::vector<std::pair<std::string, Tensor>> named_parameters() const;
+    std::vector<Tensor> parameters() const;
+    int64_t parameter_count() const;
+    void zero_grad();
+
+    // Train/eval mode (dropout, teacher forcing) for this module and every sub-module.
+    void train(bool on = true);
+    void eval() { train(false); }
+    bool training() const { return training_; }
+
+  protected:
+    // Registers a leaf tensor as a parameter (requires_grad is switched on) and returns it.
+    Tensor register_parameter(const std::string& name, Tensor value);
+    // Registers a member sub-module under `name`.
+    void register_module(const std::string& name, Module& child);
+
+  private:
+    void collect(const std::string& prefix, std::vector<std::pair<std::string, Tensor>>& out) const;
+
+    std::vector<std::pair<std::string, Tensor>> parameters_;
+    std::vector<std::pair<std::string, Module*>> children_;
+    bool training_ = true;
+};
+
+// Initialisers: fill a tensor in place from the seeded generator.
+namespace init {
+void uniform(Tensor& t, double lo, double hi, Rng& rng);
+// U(-1/√fan_in, 1/√fan_in): PyTorch's default for Linear and GRU weights and biases.
+void uniform_fan_in(Tensor& t, int64_t fan_in, Rng& rng);
+// U(-a, a) with a = √(6 / (fan_in + fan_out)), for a weight [fan_out, fan_in].
+void xavier_uniform(Tensor& t, Rng& rng);
+void normal(Tensor& t, double mean, double std, Rng& rng);
+}  // namespace init
+
+}  // namespace seqgrad
