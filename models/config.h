@@ -1,0 +1,102 @@
+// Config: everything a training run needs, read from one JSON file with sections
+// data / model / train / decode / output. Every key has a default (README, "Configuration"),
+// unknown keys, wrong types and impossible values are errors naming the key path and what was
+// expected, e.g.  model.hidden_size: expected a positive integer, got "big".
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace seqgrad {
+
+struct DataConfig {
+    std::string task = "dates";  // "dates": generated dates; "tsv": a parallel corpus
+    std::string train, valid, test;  // TSV paths (relative to the config file's folder)
+    int source_column = 0;           // which TSV column is the source (0 or 1)
+    std::string tokenizer = "char";  // "char" or "word"
+    bool lowercase = true;
+    bool strip_accents = false;
+    bool separate_punctuation = false;
+    int min_freq = 1;
+    int max_vocab = 0;  // 0 = no limit
+    int max_source_len = 60;
+    int max_target_len = 60;
+    std::string bad_lines = "fail";  // "fail" or "skip"
+    int dates_train = 20000, dates_valid = 1000, dates_test = 2000;
+    uint64_t dates_seed = 7;
+};
+
+struct ModelConfig {
+    int embedding_size = 64;
+    int hidden_size = 128;
+    int encoder_layers = 1;
+    bool bidirectional = false;
+    // "bahdanau", "luong_dot", "luong_general", "luong_concat" or "none"
+    std::string attention = "bahdanau";
+    int attention_size = 128;
+    bool luong_scaled = false;   // luong_dot: divide scores by sqrt(d)
+    bool input_feeding = false;  // Luong: feed the attentional vector into the next step
+    double dropout = 0.0;
+};
+
+struct TrainConfig {
+    int batch_size = 64;
+    int epochs = 10;
+    int64_t max_steps = 0;  // 0 = no limit (epochs decide)
+    std::string optimizer = "adam";  // "adam", "adamw" or "sgd"
+    double lr = 1e-3;
+    double weight_decay = 0;
+    double momentum = 0.9;  // sgd only
+    double clip_norm = 1.0;  // 0 = no clipping
+    std::string schedule = "constant";  // "constant", "step", "inverse_sqrt", "cosine", "plateau"
+    int64_t warmup_steps = 0;
+    int64_t decay_steps = 1000;  // step: decay every this many steps; cosine: total length
+    double decay_factor = 0.5;   // step and plateau
+    double min_lr = 0;
+    double teacher_forcing = 1.0;
+    double label_smoothing = 0;
+    int log_every = 50;
+    int validate_every = 0;  // steps; 0 = once per epoch
+    int patience = 3;        // early stopping: validations without improvement; 0 = off
+    uint64_t seed = 1;
+    int threads = 1;  // BLAS threads
+    int max_valid_decode = 2000;  // sentences decoded for the validation metric
+};
+
+struct DecodeConfig {
+    int beam_size = 1;
+    double alpha = 0.6;
+    std::string length_penalty = "gnmt";  // "none", "average" or "gnmt"
+    int max_length = 60;
+    double max_length_factor = 0;  // > 0: at most factor * source length tokens
+};
+
+struct OutputConfig {
+    std::string run_dir = "runs/run";
+};
+
+struct Config {
+    DataConfig data;
+    ModelConfig model;
+    TrainConfig train;
+    DecodeConfig decode;
+    OutputConfig output;
+    std::string base_dir = ".";  // folder of the config file: relative data paths start here
+
+    // Parses and validates; `source` names the file in error messages.
+    static Config from_json(const nlohmann::json& j, const std::string& source = "config");
+    // Reads a file, applies `--set key.path=value` overrides, validates.
+    static Config load(const std::string& path, const std::vector<std::string>& overrides = {});
+    nlohmann::json to_json() const;
+    // A data path resolved against base_dir (absolute paths are kept).
+    std::string resolve(const std::string& path) const;
+};
+
+// Applies one "section.key=value" override to a JSON config (value parsed as JSON when it
+// parses, else taken as a string). Throws naming the key when the section is unknown.
+void apply_override(nlohmann::json& j, const std::string& assignment);
+
+}  // namespace seqgrad
