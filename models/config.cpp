@@ -16,13 +16,12 @@ using nlohmann::json;
 // Reads the keys of one section into struct fields, checking types and ranges, and rejects any
 // key it was not asked about.
 class SectionReader {
-public:
+  public:
     SectionReader(const json& root, const std::string& section, const std::string& source)
         : section_(section), source_(source) {
         if (root.contains(section)) {
             object_ = &root.at(section);
-            if (!object_->is_object())
-                fail(section, "expected an object", *object_);
+            if (!object_->is_object()) fail(section, "expected an object", *object_);
         }
     }
 
@@ -31,8 +30,7 @@ public:
         integer64(key, v, min, max);
         field = int(v);
     }
-    void integer64(const std::string& key, int64_t& field, int64_t min,
-                   int64_t max = INT64_MAX) {
+    void integer64(const std::string& key, int64_t& field, int64_t min, int64_t max = INT64_MAX) {
         const json* v = take(key);
         if (!v) return;
         std::string expected = describe_range("an integer", min, max);
@@ -53,9 +51,9 @@ public:
         const json* v = take(key);
         if (!v) return;
         std::string expected =
-            max == INFINITY ? fmt::format("a number {} {}", min_inclusive ? ">=" : ">", min)
-                            : fmt::format("a number in {}{}, {}]", min_inclusive ? "[" : "(",
-                                          min, max);
+            max == INFINITY
+                ? fmt::format("a number {} {}", min_inclusive ? ">=" : ">", min)
+                : fmt::format("a number in {}{}, {}]", min_inclusive ? "[" : "(", min, max);
         if (!v->is_number()) fail(key, "expected " + expected, *v);
         double x = v->get<double>();
         if (!std::isfinite(x) || x > max || x < min || (!min_inclusive && x == min))
@@ -74,7 +72,8 @@ public:
         if (!v->is_string()) fail(key, "expected a string", *v);
         field = v->get<std::string>();
     }
-    void choice(const std::string& key, std::string& field, const std::vector<std::string>& options) {
+    void choice(const std::string& key, std::string& field,
+                const std::vector<std::string>& options) {
         const json* v = take(key);
         if (!v) return;
         std::string list;
@@ -95,7 +94,7 @@ public:
                                         section_, it.key(), known_list()));
     }
 
-private:
+  private:
     const json* take(const std::string& key) {
         read_.insert(key);
         if (!object_ || !object_->contains(key)) return nullptr;
@@ -129,9 +128,10 @@ Config Config::from_json(const json& j, const std::string& source) {
     const std::set<std::string> sections{"data", "model", "train", "decode", "output"};
     for (auto it = j.begin(); it != j.end(); ++it)
         if (!sections.count(it.key()))
-            throw Error(fmt::format("{}: {}: unknown section (expected data, model, train, "
-                                    "decode, output)",
-                                    source, it.key()));
+            throw Error(
+                fmt::format("{}: {}: unknown section (expected data, model, train, "
+                            "decode, output)",
+                            source, it.key()));
     Config c;
     {
         SectionReader r(j, "data", source);
@@ -156,9 +156,10 @@ Config Config::from_json(const json& j, const std::string& source) {
         r.seed("dates_seed", d.dates_seed);
         r.finish();
         if (d.task == "tsv" && (d.train.empty() || d.valid.empty()))
-            throw Error(fmt::format("{}: data.train and data.valid: required when data.task is "
-                                    "\"tsv\" (paths to source<TAB>target files)",
-                                    source));
+            throw Error(
+                fmt::format("{}: data.train and data.valid: required when data.task is "
+                            "\"tsv\" (paths to source<TAB>target files)",
+                            source));
     }
     {
         SectionReader r(j, "model", source);
@@ -227,33 +228,61 @@ json Config::to_json() const {
     const TrainConfig& t = train;
     return json{
         {"data",
-         {{"task", d.task}, {"train", d.train}, {"valid", d.valid}, {"test", d.test},
-          {"source_column", d.source_column}, {"tokenizer", d.tokenizer},
-          {"lowercase", d.lowercase}, {"strip_accents", d.strip_accents},
-          {"separate_punctuation", d.separate_punctuation}, {"min_freq", d.min_freq},
-          {"max_vocab", d.max_vocab}, {"max_source_len", d.max_source_len},
-          {"max_target_len", d.max_target_len}, {"bad_lines", d.bad_lines},
-          {"dates_train", d.dates_train}, {"dates_valid", d.dates_valid},
-          {"dates_test", d.dates_test}, {"dates_seed", d.dates_seed}}},
+         {{"task", d.task},
+          {"train", d.train},
+          {"valid", d.valid},
+          {"test", d.test},
+          {"source_column", d.source_column},
+          {"tokenizer", d.tokenizer},
+          {"lowercase", d.lowercase},
+          {"strip_accents", d.strip_accents},
+          {"separate_punctuation", d.separate_punctuation},
+          {"min_freq", d.min_freq},
+          {"max_vocab", d.max_vocab},
+          {"max_source_len", d.max_source_len},
+          {"max_target_len", d.max_target_len},
+          {"bad_lines", d.bad_lines},
+          {"dates_train", d.dates_train},
+          {"dates_valid", d.dates_valid},
+          {"dates_test", d.dates_test},
+          {"dates_seed", d.dates_seed}}},
         {"model",
-         {{"embedding_size", m.embedding_size}, {"hidden_size", m.hidden_size},
-          {"encoder_layers", m.encoder_layers}, {"bidirectional", m.bidirectional},
-          {"attention", m.attention}, {"attention_size", m.attention_size},
-          {"luong_scaled", m.luong_scaled}, {"input_feeding", m.input_feeding},
+         {{"embedding_size", m.embedding_size},
+          {"hidden_size", m.hidden_size},
+          {"encoder_layers", m.encoder_layers},
+          {"bidirectional", m.bidirectional},
+          {"attention", m.attention},
+          {"attention_size", m.attention_size},
+          {"luong_scaled", m.luong_scaled},
+          {"input_feeding", m.input_feeding},
           {"dropout", m.dropout}}},
         {"train",
-         {{"batch_size", t.batch_size}, {"epochs", t.epochs}, {"max_steps", t.max_steps},
-          {"optimizer", t.optimizer}, {"lr", t.lr}, {"weight_decay", t.weight_decay},
-          {"momentum", t.momentum}, {"clip_norm", t.clip_norm}, {"schedule", t.schedule},
-          {"warmup_steps", t.warmup_steps}, {"decay_steps", t.decay_steps},
-          {"decay_factor", t.decay_factor}, {"min_lr", t.min_lr},
-          {"teacher_forcing", t.teacher_forcing}, {"label_smoothing", t.label_smoothing},
-          {"log_every", t.log_every}, {"validate_every", t.validate_every},
-          {"patience", t.patience}, {"seed", t.seed}, {"threads", t.threads},
+         {{"batch_size", t.batch_size},
+          {"epochs", t.epochs},
+          {"max_steps", t.max_steps},
+          {"optimizer", t.optimizer},
+          {"lr", t.lr},
+          {"weight_decay", t.weight_decay},
+          {"momentum", t.momentum},
+          {"clip_norm", t.clip_norm},
+          {"schedule", t.schedule},
+          {"warmup_steps", t.warmup_steps},
+          {"decay_steps", t.decay_steps},
+          {"decay_factor", t.decay_factor},
+          {"min_lr", t.min_lr},
+          {"teacher_forcing", t.teacher_forcing},
+          {"label_smoothing", t.label_smoothing},
+          {"log_every", t.log_every},
+          {"validate_every", t.validate_every},
+          {"patience", t.patience},
+          {"seed", t.seed},
+          {"threads", t.threads},
           {"max_valid_decode", t.max_valid_decode}}},
         {"decode",
-         {{"beam_size", decode.beam_size}, {"alpha", decode.alpha},
-          {"length_penalty", decode.length_penalty}, {"max_length", decode.max_length},
+         {{"beam_size", decode.beam_size},
+          {"alpha", decode.alpha},
+          {"length_penalty", decode.length_penalty},
+          {"max_length", decode.max_length},
           {"max_length_factor", decode.max_length_factor}}},
         {"output", {{"run_dir", output.run_dir}}},
     };
@@ -263,8 +292,8 @@ void apply_override(json& j, const std::string& assignment) {
     size_t eq = assignment.find('=');
     size_t dot = assignment.find('.');
     if (eq == std::string::npos || dot == std::string::npos || dot > eq)
-        throw Error(fmt::format("--set {}: expected section.key=value (e.g. train.lr=0.0005)",
-                                assignment));
+        throw Error(
+            fmt::format("--set {}: expected section.key=value (e.g. train.lr=0.0005)", assignment));
     std::string section = assignment.substr(0, dot);
     std::string key = assignment.substr(dot + 1, eq - dot - 1);
     std::string text = assignment.substr(eq + 1);

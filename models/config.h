@@ -13,7 +13,7 @@
 namespace seqgrad {
 
 struct DataConfig {
-    std::string task = "dates";  // "dates": generated dates; "tsv": a parallel corpus
+    std::string task = "dates";      // "dates": generated dates; "tsv": a parallel corpus
     std::string train, valid, test;  // TSV paths (relative to the config file's folder)
     int source_column = 0;           // which TSV column is the source (0 or 1)
     std::string tokenizer = "char";  // "char" or "word"
@@ -45,12 +45,12 @@ struct ModelConfig {
 struct TrainConfig {
     int batch_size = 64;
     int epochs = 10;
-    int64_t max_steps = 0;  // 0 = no limit (epochs decide)
+    int64_t max_steps = 0;           // 0 = no limit (epochs decide)
     std::string optimizer = "adam";  // "adam", "adamw" or "sgd"
     double lr = 1e-3;
     double weight_decay = 0;
-    double momentum = 0.9;  // sgd only
-    double clip_norm = 1.0;  // 0 = no clipping
+    double momentum = 0.9;              // sgd only
+    double clip_norm = 1.0;             // 0 = no clipping
     std::string schedule = "constant";  // "constant", "step", "inverse_sqrt", "cosine", "plateau"
     int64_t warmup_steps = 0;
     int64_t decay_steps = 1000;  // step: decay every this many steps; cosine: total length
@@ -62,7 +62,7 @@ struct TrainConfig {
     int validate_every = 0;  // steps; 0 = once per epoch
     int patience = 3;        // early stopping: validations without improvement; 0 = off
     uint64_t seed = 1;
-    int threads = 1;  // BLAS threads
+    int threads = 1;              // BLAS threads
     int max_valid_decode = 2000;  // sentences decoded for the validation metric
 };
 

@@ -1,0 +1,89 @@
+// `seqgrad train CONFIG` and `seqgrad train --resume RUN_DIR`.
+#include <fmt/format.h>
+
+#include <csignal>
+#include <fstream>
+
+#include "apps/args.h"
+#include "apps/commands.h"
+#include "apps/plot.h"
+#include "autograd/tensor.h"
+#include "models/trainer.h"
+
+namespace seqgrad {
+namespace {
+
+const char* kHelp = R"(usage: seqgrad train CONFIG [--set key.path=value ...] [--quiet]
+       seqgrad train --resume RUN_DIR [--set key.path=value ...] [--quiet]
+
+Trains a model as CONFIG says and writes into its output.run_dir: config.json (the config
+actually used), vocab.source.json, vocab.target.json, metrics.jsonl, best.safetensors,
+last.safetensors and loss.svg. Ctrl-C finishes the current step, writes `last` and exits.
+--resume continues from RUN_DIR/last.safetensors with RUN_DIR/config.json (plus --set).
+)";
+
+extern "C" void on_sigint(int) {
+    stop_requested() = true;
+}
+
+}  // namespace
+
+void write_loss_plot(const std::string& run_dir) {
+    std::ifstream in(run_dir + "/metrics.jsonl");
+    plot::Series train{"train loss", {}, {}}, valid{"validation loss", {}, {}};
+    std::string line;
+    while (std::getline(in, line)) {
+        auto j = nlohmann::json::parse(line, nullptr, false);
+        if (j.is_discarded() || !j.contains("type")) continue;
+        plot::Series& s = j["type"] == "train" ? train : valid;
+        s.x.push_back(j.value("step", 0.0));
+        s.y.push_back(j.value("loss", 0.0));
+    }
+    plot::LinePlot p;
+    p.title = "loss (cross-entropy per target token)";
+    p.x_label = "step";
+    p.y_label = "loss";
+    p.log_y = true;
+    p.series = {train, valid};
+    plot::write_file_atomic(run_dir + "/loss.svg", plot::line_plot_svg(p));
+}
+
+int cmd_train(const Argv& argv) {
+    Args args(argv, {"set", "resume"}, {"quiet", "help"});
+    if (args.has("help")) {
+        fmt::print("{}", kHelp);
+        return 0;
+    }
+    Config config;
+    TrainOptions options;
+    options.quiet = args.has("quiet");
+    if (args.has("resume")) {
+        if (!args.positional().empty())
+            throw Error("train --resume RUN_DIR takes no CONFIG (the run's config.json is used)");
+        std::string run_dir = args.get("resume");
+        config = Config::load(run_dir + "/config.json", args.all("set"));
+        config.output.run_dir = run_dir;
+        options.resume = true;
+    } else {
+        if (args.positional().size() != 1) {
+            fmt::print(stderr, "{}", kHelp);
+            return 2;
+        }
+        config = Config::load(args.positional()[0], args.all("set"));
+    }
+    options.on_validation = write_loss_plot;
+    std::signal(SIGINT, on_sigint);
+    TrainSummary s = train(config, options);
+    write_loss_plot(config.output.run_dir);
+    fmt::print(
+        "{} steps, {} epochs in {:.1f}s; best validation loss {:.4f} (ppl {:.2f}); last "
+        "validation {} {:.2f}{}{}\n",
+        s.steps, s.epochs_completed, s.seconds, s.best_valid_loss, std::exp(s.best_valid_loss),
+        s.metric_name, s.last_valid_metric,
+        s.interrupted ? " (interrupted: last.safetensors written)" : "",
+        s.stopped_early ? " (early stop)" : "");
+    fmt::print("run directory: {}\n", config.output.run_dir);
+    return s.interrupted ? 130 : 0;
+}
+
+}  // namespace seqgrad

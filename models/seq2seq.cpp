@@ -1,0 +1,236 @@
+#include "models/seq2seq.h"
+
+#include <fmt/format.h>
+
+#include "autograd/ops.h"
+#include "data/vocab.h"
+#include "layers/loss.h"
+
+namespace seqgrad {
+namespace {
+
+// 1 at positions t >= lengths[b] of a [B, S] grid.
+Tensor make_padding_mask(const std::vector<int32_t>& lengths, int64_t S) {
+    Tensor mask = Tensor::zeros({int64_t(lengths.size()), S});
+    for (size_t b = 0; b < lengths.size(); ++b)
+        for (int64_t s = lengths[b]; s < S; ++s) mask.data()[b * S + s] = 1;
+    return mask;
+}
+
+std::unique_ptr<Attention> make_attention(const ModelConfig& c, int64_t key_size, Rng& rng) {
+    const int64_t H = c.hidden_size;
+    if (c.attention == "bahdanau")
+        return std::make_unique<BahdanauAttention>(H, key_size, c.attention_size, rng);
+    if (c.attention == "luong_dot")
+        return std::make_unique<LuongAttention>(LuongScore::dot, H, key_size, rng, c.luong_scaled,
+                                                c.attention_size);
+    if (c.attention == "luong_general")
+        return std::make_unique<LuongAttention>(LuongScore::general, H, key_size, rng,
+                                                c.luong_scaled, c.attention_size);
+    if (c.attention == "luong_concat")
+        return std::make_unique<LuongAttention>(LuongScore::concat, H, key_size, rng,
+                                                c.luong_scaled, c.attention_size);
+    return nullptr;  // "none"
+}
+
+int64_t decoder_input_size(const ModelConfig& c, int64_t key_size) {
+    int64_t size = c.embedding_size;
+    if (c.attention == "bahdanau") size += key_size;
+    bool luong = c.attention.rfind("luong", 0) == 0;
+    if (luong && c.input_feeding) size += c.hidden_size;
+    return size;
+}
+
+}  // namespace
+
+// ---- encoder ---------------------------------------------------------------------------------
+
+Encoder::Encoder(const ModelConfig& c, int64_t source_vocab, Rng& rng)
+    : embedding(source_vocab, c.embedding_size, Vocab::PAD, rng),
+      gru(c.embedding_size, c.hidden_size, c.encoder_layers, c.bidirectional, real(c.dropout), rng),
+      dropout(real(c.dropout), rng),
+      hidden_size_(c.hidden_size),
+      output_size_(c.bidirectional ? 2 * c.hidden_size : c.hidden_size),
+      layers_(c.encoder_layers),
+      bidirectional_(c.bidirectional) {
+    register_module("embedding", embedding);
+    register_module("gru", gru);
+    if (bidirectional_) {
+        bridge = std::make_unique<Linear>(2 * c.hidden_size, c.hidden_size, true, rng);
+        register_module("bridge", *bridge);
+    }
+}
+
+// source ids [B,S] -> embedded [B,S,E] -> GRU -> outputs [B,S,K], final state [B,H]
+EncodedSource Encoder::forward(const std::vector<int32_t>& source_ids, int64_t B, int64_t S,
+                               const std::vector<int32_t>& lengths) const {
+    EncodedSource out;
+    Tensor embedded = dropout.forward(embedding.forward(source_ids, {B, S}));
+    GRUOutput g = gru.forward(embedded, lengths);
+    out.outputs = g.outputs;
+    const int64_t H = hidden_size_;
+    // h_n is [layers * directions, B, H]; the decoder starts from the last layer's state.
+    if (!bidirectional_) {
+        out.final_state = reshape(slice(g.final_hidden, 0, layers_ - 1, layers_), {B, H});
+    } else {
+        Tensor forward_final =
+            reshape(slice(g.final_hidden, 0, 2 * layers_ - 2, 2 * layers_ - 1), {B, H});
+        Tensor backward_final =
+            reshape(slice(g.final_hidden, 0, 2 * layers_ - 1, 2 * layers_), {B, H});
+        out.final_state = tanh(bridge->forward(concat({forward_final, backward_final}, 1)));
+    }
+    out.mask = make_padding_mask(lengths, S);
+    out.lengths = lengths;
+    return out;
+}
+
+// ---- decoder ---------------------------------------------------------------------------------
+
+Decoder::Decoder(const ModelConfig& c, int64_t target_vocab, int64_t key_size, Rng& rng)
+    : embedding(target_vocab, c.embedding_size, Vocab::PAD, rng),
+      cell(decoder_input_size(c, key_size), c.hidden_size, rng),
+      attention(make_attention(c, key_size, rng)),
+      dropout(real(c.dropout), rng),
+      out(c.hidden_size, target_vocab, true, rng),
+      attention_kind_(c.attention),
+      input_feeding_(c.input_feeding) {
+    register_module("embedding", embedding);
+    register_module("cell", cell);
+    if (attention) register_module("attention", *attention);
+    if (attention_kind_.rfind("luong", 0) == 0) {
+        combine = std::make_unique<Linear>(key_size + c.hidden_size, c.hidden_size, false, rng);
+        register_module("combine", *combine);
+    }
+    register_module("out", out);
+}
+
+Tensor Decoder::project_keys(const Tensor& encoder_outputs) const {
+    return attention ? attention->project_keys(encoder_outputs) : Tensor();
+}
+
+Decoder::Step Decoder::step(const Tensor& embedded, const Tensor& hidden, const Tensor& feed,
+                            const EncodedSource& source) const {
+    Step s;
+    if (attention_kind_ == "bahdanau") {
+        // attend with the previous state, then feed the context into the GRU
+        AttentionResult a =
+            attention->forward(hidden, source.outputs, source.keys_projected, source.mask);
+        s.hidden = cell.forward(concat({embedded, a.context}, 1), hidden);
+        s.output_state = s.hidden;
+        s.attention_weights = a.weights;
+    } else if (attention) {
+        // Luong: GRU step first, attend with the new state, ã = tanh(W_c [c; h])
+        Tensor input = input_feeding_ ? concat({embedded, feed}, 1) : embedded;
+        s.hidden = cell.forward(input, hidden);
+        AttentionResult a =
+            attention->forward(s.hidden, source.outputs, source.keys_projected, source.mask);
+        s.output_state = tanh(combine->forward(concat({a.context, s.hidden}, 1)));
+        s.attention_weights = a.weights;
+    } else {
+        s.hidden = cell.forward(embedded, hidden);
+        s.output_state = s.hidden;
+    }
+    return s;
+}
+
+// ---- the whole model -------------------------------------------------------------------------
+
+Seq2Seq::Seq2Seq(const ModelConfig& c, int64_t source_vocab, int64_t target_vocab, Rng& rng)
+    : encoder(c, source_vocab, rng),
+      decoder(c, target_vocab, c.bidirectional ? 2 * c.hidden_size : c.hidden_size, rng),
+      config_(c),
+      source_vocab_(source_vocab),
+      target_vocab_(target_vocab),
+      rng_(rng) {
+    register_module("encoder", encoder);
+    register_module("decoder", decoder);
+}
+
+EncodedSource Seq2Seq::encode(const Batch& batch) const {
+    EncodedSource source =
+        encoder.forward(batch.src_ids, batch.batch_size, batch.src_len, batch.src_lengths);
+    source.keys_projected = decoder.project_keys(source.outputs);
+    return source;
+}
+
+LossOutput Seq2Seq::forward_loss(const Batch& batch, double teacher_forcing,
+                                 double label_smoothing) const {
+    const int64_t B = batch.batch_size, T = batch.tgt_len, H = config_.hidden_size;
+    EncodedSource source = encode(batch);
+    Tensor hidden = source.final_state;
+    Tensor feed = Tensor::zeros({B, H});
+    std::vector<Tensor> output_states;  // T x [B,H]
+    output_states.reserve(T);
+    std::vector<int32_t> previous(B), predicted(B, Vocab::SOS);
+    for (int64_t t = 0; t < T; ++t) {
+        for (int64_t b = 0; b < B; ++b) {
+            bool gold = t == 0 || teacher_forcing >= 1 || rng_.uniform() < teacher_forcing;
+            previous[b] = gold ? batch.tgt_in[b * T + t] : predicted[b];
+        }
+        Tensor embedded = decoder.dropout.forward(decoder.embedding.forward(previous, {B}));
+        Decoder::Step s = decoder.step(embedded, hidden, feed, source);
+        hidden = s.hidden;
+        feed = s.output_state;
+        output_states.push_back(s.output_state);
+        if (teacher_forcing < 1) {  // the next input may be this step's own prediction
+            NoGradGuard no_grad;
+            Tensor logits = decoder.out.forward(s.output_state);
+            const int64_t V = logits.size(1);
+            for (int64_t b = 0; b < B; ++b) {
+                const real* row = logits.data() + b * V;
+                predicted[b] = int32_t(std::max_element(row, row + V) - row);
+            }
+        }
+    }
+    // Only real target tokens reach the output projection: gather their rows of [B*T, H].
+    std::vector<int32_t> rows, targets;
+    rows.reserve(batch.num_target_tokens);
+    targets.reserve(batch.num_target_tokens);
+    for (int64_t b = 0; b < B; ++b)
+        for (int64_t t = 0; t < T; ++t)
+            if (batch.tgt_out[b * T + t] != Vocab::PAD) {
+                rows.push_back(int32_t(b * T + t));
+                targets.push_back(batch.tgt_out[b * T + t]);
+            }
+    Tensor states = reshape(stack(output_states, 1), {B * T, H});
+    Tensor real_states = embedding(states, rows, {int64_t(rows.size())});
+    Tensor logits = decoder.out.forward(decoder.dropout.forward(real_states));
+    LossOutput result;
+    result.loss =
+        cross_entropy(logits, targets, Vocab::PAD, Reduction::mean, real(label_smoothing));
+    result.num_tokens = int64_t(targets.size());
+    const int64_t V = logits.size(1);
+    for (size_t i = 0; i < targets.size(); ++i) {
+        const real* row = logits.data() + i * V;
+        if (std::max_element(row, row + V) - row == targets[i]) result.num_correct++;
+    }
+    return result;
+}
+
+DecoderState Seq2Seq::initial_state(const EncodedSource& source) const {
+    const int64_t B = source.outputs.size(0), H = config_.hidden_size;
+    DecoderState state;
+    Tensor keys = source.keys_projected.defined() ? source.keys_projected : Tensor::zeros({B, 1});
+    state.tensors = {source.final_state, Tensor::zeros({B, H}), source.outputs, keys, source.mask};
+    return state;
+}
+
+StepResult Seq2Seq::step(const std::vector<int32_t>& previous_tokens, DecoderState& state) const {
+    const int64_t N = state.rows();
+    if (int64_t(previous_tokens.size()) != N)
+        throw Error(fmt::format("Seq2Seq::step: {} tokens for {} rows", previous_tokens.size(), N));
+    EncodedSource source;
+    source.outputs = state.tensors[2];
+    source.keys_projected = decoder.attention ? state.tensors[3] : Tensor();
+    source.mask = state.tensors[4];
+    Tensor embedded = decoder.embedding.forward(previous_tokens, {N});
+    Decoder::Step s = decoder.step(embedded, state.tensors[0], state.tensors[1], source);
+    state.tensors[0] = s.hidden;
+    state.tensors[1] = s.output_state;
+    StepResult result;
+    result.log_probs = log_softmax(decoder.out.forward(s.output_state));
+    result.attention = s.attention_weights;
+    return result;
+}
+
+}  // namespace seqgrad

@@ -1,0 +1,404 @@
+#include "models/trainer.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "autograd/gemm.h"
+#include "data/accuracy.h"
+#include "data/bleu.h"
+#include "data/file_io.h"
+#include "models/checkpoint.h"
+#include "models/seq2seq.h"
+#include "models/task.h"
+#include "models/translator.h"
+#include "optim/adam.h"
+#include "optim/clip.h"
+#include "optim/schedule.h"
+#include "optim/sgd.h"
+
+namespace seqgrad {
+
+std::atomic<bool>& stop_requested() {
+    static std::atomic<bool> flag{false};
+    return flag;
+}
+
+namespace {
+
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::unique_ptr<Optimizer> make_optimizer(const TrainConfig& t, const Module& model) {
+    auto params = model.named_parameters();
+    if (t.optimizer == "sgd")
+        return std::make_unique<SGD>(params, t.lr, t.momentum, /*nesterov=*/false, t.weight_decay);
+    AdamOptions o;
+    o.lr = t.lr;
+    o.weight_decay = t.weight_decay;
+    o.decoupled_weight_decay = t.optimizer == "adamw";
+    return std::make_unique<Adam>(params, o);
+}
+
+std::unique_ptr<LrSchedule> make_schedule(const TrainConfig& t) {
+    if (t.schedule == "step")
+        return std::make_unique<StepDecay>(t.lr, t.decay_steps, t.decay_factor);
+    if (t.schedule == "inverse_sqrt")
+        return std::make_unique<WarmupInverseSqrt>(t.lr, t.warmup_steps);
+    if (t.schedule == "cosine")
+        return std::make_unique<WarmupCosine>(t.lr, t.warmup_steps, t.decay_steps, t.min_lr);
+    if (t.schedule == "plateau")
+        return std::make_unique<ReduceOnPlateau>(t.lr, t.decay_factor,
+                                                 t.patience > 1 ? t.patience - 1 : 1, t.min_lr);
+    return std::make_unique<ConstantLr>(t.lr, t.warmup_steps);
+}
+
+// Gradient norms of the parameter groups a learner cares about.
+json group_gradient_norms(const Module& model) {
+    double sq[4] = {0, 0, 0, 0};  // encoder, attention, decoder, output
+    for (const auto& [name, p] : model.named_parameters()) {
+        const real* g = p.grad_data();
+        if (!g) continue;
+        double s = 0;
+        for (int64_t i = 0; i < p.numel(); ++i) s += double(g[i]) * g[i];
+        int group = name.rfind("encoder.", 0) == 0             ? 0
+                    : name.rfind("decoder.attention.", 0) == 0 ? 1
+                    : name.rfind("decoder.out.", 0) == 0       ? 3
+                                                               : 2;
+        sq[group] += s;
+    }
+    return json{{"encoder", std::sqrt(sq[0])},
+                {"attention", std::sqrt(sq[1])},
+                {"decoder", std::sqrt(sq[2])},
+                {"output", std::sqrt(sq[3])}};
+}
+
+struct Progress {
+    int64_t step = 0;           // optimizer steps done
+    uint64_t epoch = 0;         // current epoch
+    size_t batch_in_epoch = 0;  // next batch of the current epoch
+    double best_valid_loss = INFINITY;
+    int bad_validations = 0;
+    int epochs_completed = 0;
+
+    json to_json() const {
+        return json{
+            {"step", step},
+            {"epoch", epoch},
+            {"batch_in_epoch", batch_in_epoch},
+            {"best_valid_loss", std::isfinite(best_valid_loss) ? json(best_valid_loss) : json()},
+            {"bad_validations", bad_validations},
+            {"epochs_completed", epochs_completed}};
+    }
+    static Progress from_json(const json& j) {
+        Progress p;
+        p.step = j.at("step").get<int64_t>();
+        p.epoch = j.at("epoch").get<uint64_t>();
+        p.batch_in_epoch = j.at("batch_in_epoch").get<size_t>();
+        p.best_valid_loss =
+            j.at("best_valid_loss").is_null() ? INFINITY : j.at("best_valid_loss").get<double>();
+        p.bad_validations = j.at("bad_validations").get<int>();
+        p.epochs_completed = j.at("epochs_completed").get<int>();
+        return p;
+    }
+};
+
+class Run {
+  public:
+    Run(const Config& config, const TrainOptions& options)
+        : config_(config), options_(options), dir_(config.output.run_dir), rng_(config.train.seed) {
+        set_blas_threads(config.train.threads);
+        std::filesystem::create_directories(dir_);
+        if (options.resume) {
+            task_ = prepare_task_with_vocabs(config, dir_, true, options.quiet);
+        } else {
+            task_ = prepare_task(config, options.quiet);
+            task_.source_vocab.save(dir_ + "/vocab.source.json");
+            task_.target_vocab.save(dir_ + "/vocab.target.json");
+            std::filesystem::remove(dir_ + "/metrics.jsonl");
+        }
+        write_file_atomically(dir_ + "/config.json", config.to_json().dump(2) + "\n");
+        model_ = std::make_unique<Seq2Seq>(config.model, task_.source_vocab.size(),
+                                           task_.target_vocab.size(), rng_);
+        optimizer_ = make_optimizer(config.train, *model_);
+        schedule_ = make_schedule(config.train);
+
+        BatchingOptions b;
+        b.batch_size = config.train.batch_size;
+        b.max_source_length = size_t(config.data.max_source_len);
+        b.max_target_length = size_t(config.data.max_target_len);
+        b.seed = config.train.seed;
+        train_batches_ = std::make_unique<Batcher>(task_.encode(task_.train), b);
+        b.shuffle = false;
+        b.max_source_length = b.max_target_length = 0;
+        valid_batches_ = std::make_unique<Batcher>(task_.encode(task_.valid), b);
+        if (train_batches_->num_examples() == 0)
+            throw Error(
+                fmt::format("{}: every training pair is longer than data.max_source_len / "
+                            "data.max_target_len",
+                            task_.name));
+        if (options.resume) restore(dir_ + "/last.safetensors");
+        metrics_.open(dir_ + "/metrics.jsonl", std::ios::app);
+        if (!options.quiet) {
+            fmt::print(stderr,
+                       "seqgrad train: {} | {} train / {} valid pairs ({} dropped as too long) | "
+                       "vocab {} -> {} | {} parameters | attention {}\n",
+                       task_.name, train_batches_->num_examples(), task_.valid.size(),
+                       train_batches_->num_dropped(), task_.source_vocab.size(),
+                       task_.target_vocab.size(), model_->parameter_count(),
+                       config.model.attention);
+        }
+    }
+
+    const Task& task() const { return task_; }
+    const Seq2Seq& model() const { return *model_; }
+
+    TrainSummary run(const std::function<void(const std::string&)>& on_validation) {
+        const TrainConfig& t = config_.train;
+        const size_t batches_per_epoch = train_batches_->num_batches();
+        const int64_t total_steps =
+            t.max_steps > 0 ? t.max_steps : int64_t(t.epochs) * int64_t(batches_per_epoch);
+        TrainSummary summary;
+        summary.metric_name = task_.is_dates() ? "accuracy" : "bleu";
+        auto start = Clock::now();
+        int64_t tokens_since_log = 0;
+        auto log_start = Clock::now();
+        double loss_sum = 0;
+        int64_t loss_tokens = 0;
+        bool stop = false;
+        model_->train();
+
+        while (!stop && progress_.epoch < uint64_t(t.epochs) && progress_.step < total_steps) {
+            EpochIterator it(*train_batches_, progress_.epoch, progress_.batch_in_epoch);
+            while (it.has_next()) {
+                Batch batch = it.next();
+                double lr = schedule_->lr_at(progress_.step);
+                optimizer_->set_lr(lr);
+                optimizer_->zero_grad();
+                LossOutput out = model_->forward_loss(batch, t.teacher_forcing, t.label_smoothing);
+                double loss = out.loss.item();
+                if (!std::isfinite(loss)) fail_non_finite("loss", loss);
+                out.loss.backward();
+                double grad_norm =
+                    clip_grad_norm(model_->parameters(), t.clip_norm > 0 ? t.clip_norm : INFINITY);
+                if (!std::isfinite(grad_norm)) fail_non_finite("gradient norm", grad_norm);
+                bool log_now = (progress_.step + 1) % t.log_every == 0;
+                json group_norms = log_now ? group_gradient_norms(*model_) : json();
+                optimizer_->step();
+                progress_.step++;
+                progress_.batch_in_epoch++;
+                tokens_since_log += out.num_tokens;
+                loss_sum += loss * double(out.num_tokens);
+                loss_tokens += out.num_tokens;
+
+                if (log_now) {
+                    double elapsed = seconds_since(log_start);
+                    double tokens_per_s = tokens_since_log / std::max(elapsed, 1e-9);
+                    double mean_loss = loss_sum / std::max<int64_t>(loss_tokens, 1);
+                    metrics_ << json{{"type", "train"},
+                                     {"step", progress_.step},
+                                     {"epoch", progress_.epoch + 1},
+                                     {"loss", mean_loss},
+                                     {"lr", lr},
+                                     {"grad_norm", grad_norm},
+                                     {"clipped", t.clip_norm > 0 && grad_norm > t.clip_norm},
+                                     {"grad_norms", group_norms},
+                                     {"tokens_per_s", tokens_per_s},
+                                     {"elapsed_s", seconds_since(start)}}
+                                    .dump()
+                             << "\n";
+                    metrics_.flush();
+                    show_progress(total_steps, mean_loss, tokens_per_s, grad_norm, start);
+                    tokens_since_log = 0;
+                    loss_sum = 0;
+                    loss_tokens = 0;
+                    log_start = Clock::now();
+                }
+                if (t.validate_every > 0 && progress_.step % t.validate_every == 0) {
+                    if (validate(summary, on_validation)) stop = true;
+                    log_start = Clock::now();
+                }
+                if (stop_requested()) {
+                    summary.interrupted = true;
+                    stop = true;
+                }
+                if (progress_.step >= total_steps) stop = true;
+                if (stop) break;
+            }
+            if (!it.has_next()) {  // the epoch is complete
+                progress_.epoch++;
+                progress_.batch_in_epoch = 0;
+                progress_.epochs_completed++;
+                if (t.validate_every == 0 && !summary.interrupted) {
+                    if (validate(summary, on_validation)) stop = true;
+                    log_start = Clock::now();
+                }
+            }
+            save(dir_ + "/last.safetensors");
+        }
+        save(dir_ + "/last.safetensors");
+        if (!options_.quiet) fmt::print(stderr, "\n");
+        summary.steps = progress_.step;
+        summary.epochs_completed = progress_.epochs_completed;
+        summary.best_valid_loss = progress_.best_valid_loss;
+        summary.seconds = seconds_since(start);
+        return summary;
+    }
+
+  private:
+    [[noreturn]] void fail_non_finite(const char* what, double value) {
+        throw Error(
+            fmt::format("step {}: the {} became {} — training stopped; the last good "
+                        "checkpoint is {}/last.safetensors (lower train.lr, or set "
+                        "train.clip_norm)",
+                        progress_.step + 1, what, value, dir_));
+    }
+
+    void show_progress(int64_t total_steps, double loss, double tokens_per_s, double grad_norm,
+                       Clock::time_point start) {
+        if (options_.quiet) return;
+        double elapsed = seconds_since(start);
+        double per_step = elapsed / std::max<int64_t>(progress_.step - first_step_, 1);
+        double eta = per_step * double(total_steps - progress_.step);
+        bool tty = isatty(STDERR_FILENO);
+        fmt::print(stderr,
+                   "{}epoch {} step {}/{} loss {:.4f} |g| {:.3f} {:.0f} tok/s ETA {:.0f}s{}",
+                   tty ? "\r" : "", progress_.epoch + 1, progress_.step, total_steps, loss,
+                   grad_norm, tokens_per_s, eta, tty ? "   " : "\n");
+    }
+
+    // Validation loss (teacher forced) and the task metric from greedy decoding. Returns
+    // whether training should stop early.
+    bool validate(TrainSummary& summary, const std::function<void(const std::string&)>& cb) {
+        auto start = Clock::now();
+        model_->eval();
+        double loss_sum = 0;
+        int64_t tokens = 0;
+        {
+            NoGradGuard no_grad;
+            EpochIterator it(*valid_batches_, 0);
+            while (it.has_next()) {
+                Batch batch = it.next();
+                LossOutput out = model_->forward_loss(batch, 1.0, 0.0);
+                loss_sum += out.loss.item() * double(out.num_tokens);
+                tokens += out.num_tokens;
+            }
+        }
+        double valid_loss = loss_sum / std::max<int64_t>(tokens, 1);
+        size_t n = std::min(task_.valid.size(), size_t(config_.train.max_valid_decode));
+        std::vector<std::string> sources, references;
+        for (size_t i = 0; i < n; ++i) {
+            sources.push_back(task_.valid[i].source);
+            references.push_back(task_.valid[i].target);
+        }
+        DecodeOptions greedy = decode_options_from(config_.decode);
+        greedy.beam_size = 1;
+        std::vector<std::string> hypotheses;
+        for (const Translation& tr : translate(*model_, task_, sources, greedy))
+            hypotheses.push_back(tr.text);
+        double metric = 0;
+        if (n > 0) {
+            if (task_.is_dates()) {
+                metric = 100.0 * exact_match_accuracy(hypotheses, references);
+            } else {
+                std::vector<std::string> normalized_refs;
+                for (const auto& r : references)
+                    normalized_refs.push_back(task_.pipeline.join(task_.pipeline.tokens(r)));
+                metric = corpus_bleu(hypotheses, {normalized_refs}).score;
+            }
+        }
+        model_->train();
+        bool improved = valid_loss < progress_.best_valid_loss;
+        if (improved) {
+            progress_.best_valid_loss = valid_loss;
+            progress_.bad_validations = 0;
+        } else {
+            progress_.bad_validations++;
+        }
+        schedule_->observe(valid_loss);
+        summary.last_valid_loss = valid_loss;
+        summary.last_valid_metric = metric;
+        metrics_ << json{{"type", "valid"},
+                         {"step", progress_.step},
+                         {"epoch", progress_.epochs_completed},
+                         {"loss", valid_loss},
+                         {"perplexity", std::exp(valid_loss)},
+                         {summary.metric_name, metric},
+                         {"decoded", n},
+                         {"seconds", seconds_since(start)}}
+                        .dump()
+                 << "\n";
+        metrics_.flush();
+        if (!options_.quiet)
+            fmt::print(stderr,
+                       "\nvalidation after step {}: loss {:.4f} (ppl {:.2f}), {} {:.2f}{}\n",
+                       progress_.step, valid_loss, std::exp(valid_loss), summary.metric_name,
+                       metric, improved ? " (best)" : "");
+        if (improved) save(dir_ + "/best.safetensors");
+        save(dir_ + "/last.safetensors");
+        if (cb) cb(dir_);
+        int patience = config_.train.patience;
+        if (patience > 0 && progress_.bad_validations >= patience) {
+            summary.stopped_early = true;
+            if (!options_.quiet)
+                fmt::print(stderr, "early stopping: no improvement in {} validations\n", patience);
+            return true;
+        }
+        return false;
+    }
+
+    void save(const std::string& path) {
+        json meta{{"progress", progress_.to_json()},
+                  {"rng", rng_state_to_json(rng_)},
+                  {"optimizer", optimizer_->state_json()},
+                  {"schedule", schedule_->state_json()},
+                  {"config", config_.to_json()}};
+        save_checkpoint(path, *model_, optimizer_->state_tensors(), meta);
+    }
+
+    void restore(const std::string& path) {
+        SafetensorsFile file = load_safetensors(path);
+        load_parameters(file, *model_);
+        json meta = checkpoint_metadata(file);
+        progress_ = Progress::from_json(meta.at("progress"));
+        first_step_ = progress_.step;
+        rng_.set_state(rng_state_from_json(meta.at("rng")));
+        NamedTensors tensors;
+        for (const auto& t : file.tensors) tensors.emplace_back(t.name, t.value);
+        optimizer_->load_state(tensors, meta.at("optimizer"));
+        schedule_->load_state(meta.at("schedule"));
+        if (!options_.quiet)
+            fmt::print(stderr, "resuming {} at step {} (epoch {}, batch {})\n", path,
+                       progress_.step, progress_.epoch + 1, progress_.batch_in_epoch);
+    }
+
+    Config config_;
+    TrainOptions options_;
+    std::string dir_;
+    Rng rng_;
+    Task task_;
+    std::unique_ptr<Seq2Seq> model_;
+    std::unique_ptr<Optimizer> optimizer_;
+    std::unique_ptr<LrSchedule> schedule_;
+    std::unique_ptr<Batcher> train_batches_, valid_batches_;
+    std::ofstream metrics_;
+    Progress progress_;
+    int64_t first_step_ = 0;
+};
+
+}  // namespace
+
+TrainSummary train(const Config& config, const TrainOptions& options) {
+    Run run(config, options);
+    return run.run(options.on_validation);
+}
+
+}  // namespace seqgrad

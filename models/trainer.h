@@ -1,0 +1,47 @@
+// Trainer: the training loop behind `seqgrad train`.
+//
+// Each step: forward (teacher forcing), loss over real target tokens, backward, global
+// gradient-norm clipping, optimizer step, learning-rate schedule. Every `log_every` steps a
+// record goes to RUN_DIR/metrics.jsonl (loss, lr, gradient norm before clipping, whether
+// clipping fired, per-module gradient norms); after each epoch (or every `validate_every`
+// steps) the validation loss and a task metric (exact-match accuracy for dates, BLEU for text)
+// are measured, `best` and `last` checkpoints written, and the loss curve drawn.
+// A run can stop (Ctrl-C, max_steps, early stopping) and resume bit for bit.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "models/config.h"
+
+namespace seqgrad {
+
+struct TrainSummary {
+    int64_t steps = 0;
+    int epochs_completed = 0;
+    double best_valid_loss = 0;
+    double last_valid_loss = 0;
+    double last_valid_metric = 0;  // accuracy (dates) or BLEU (text) of the last validation
+    std::string metric_name;
+    double seconds = 0;
+    bool interrupted = false;
+    bool stopped_early = false;
+};
+
+struct TrainOptions {
+    bool resume = false;  // continue from run_dir/last.safetensors
+    bool quiet = false;   // no progress line
+    // Called after every validation with the run directory (the command line redraws the
+    // loss plot there; models/ knows nothing about pictures).
+    std::function<void(const std::string& run_dir)> on_validation;
+};
+
+// Trains as the config says; writes everything into config.output.run_dir.
+TrainSummary train(const Config& config, const TrainOptions& options = {});
+
+// Set (e.g. by a SIGINT handler) to stop after the current step, writing `last`.
+std::atomic<bool>& stop_requested();
+
+}  // namespace seqgrad

@@ -1,0 +1,28 @@
+// Translator: source strings in, target strings out — the same text pipeline as training,
+// batched greedy decoding or beam search, attention weights kept for the heatmaps.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "models/decoding.h"
+#include "models/seq2seq.h"
+#include "models/task.h"
+
+namespace seqgrad {
+
+struct Translation {
+    std::vector<std::string> source_tokens;  // as the model saw them (with <eos>)
+    std::vector<Hypothesis> nbest;           // best first; tokens include EOS when finished
+    std::string text;                        // the best hypothesis, detokenized
+};
+
+// Decodes `sources` in batches of `batch_size`, sorted by length inside (so padding is small)
+// and returned in input order. An empty source gives an empty translation.
+std::vector<Translation> translate(const Seq2Seq& model, const Task& task,
+                                   const std::vector<std::string>& sources,
+                                   const DecodeOptions& options, int batch_size = 64);
+
+DecodeOptions decode_options_from(const DecodeConfig& config);
+
+}  // namespace seqgrad
