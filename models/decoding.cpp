@@ -1,0 +1,534 @@
+// Greedy decoding and beam search.
+//
+// Notation. A source sentence x; a hypothesis y = y_1 .. y_n (SOS not counted); its
+// log-probability L(y) = Σ_t log p(y_t | y_<t, x), a sum of numbers <= 0, so L only goes down as
+// y grows; K = beam_size; lp(n) the length penalty; β the coverage penalty weight, and
+//     score(y) = L(y) / lp(|y|) + cp(y),   cp(y) = β Σ_s log(min(Σ_t a_ts, 1))  (<= 0).
+//
+// ======================================== Beam search ========================================
+//
+// Every sentence owns K slots. It starts with ONE live beam, the empty prefix (its row of
+// `initial`). We do not copy that row K times: with K identical beams the first step would pick
+// the same token K times (the usual fix, copying anyway and giving copies 2..K the score -inf at
+// the first step, gives the same result with K times the work).
+//
+// One step, for all sentences at once:
+//   1. Batch. The live beams of every running sentence, sentence after sentence, are the rows of
+//      one batch: previous_tokens [N] (the beam's last token, SOS for the empty prefix) and the
+//      state (tensors [N, ...]). model.step gives log_probs [N, V] and attention [N, S].
+//   2. Expand. Each live beam b and allowed token v make a candidate b·v with log-probability
+//      L(b) + log p(v | b, x). Not allowed: PAD and SOS (never outputs), EOS before min_length,
+//      UNK when suppressed, a token completing an n-gram that b already contains, and any token
+//      of probability 0 (log-prob -inf: it can never be part of a best sequence).
+//   3. Select. The sentence keeps its `free = K - #finished` best candidates, ranked by L
+//      (ties: earlier beam, then larger token log-prob, then smaller token id). A candidate
+//      ending in EOS is finished: it goes to the sentence's finished list, is never extended
+//      again, and its slot stays used, so the beam SHRINKS. The others are the next live beams.
+//      Only a beam's own `free` best tokens can be among the sentence's `free` best, so we take
+//      those per row first: (#beams x free) candidates to sort instead of (#beams x V).
+//   4. Reorder. state = select_rows(state, parent row of each new live beam): a parent with two
+//      children is duplicated, one with none disappears, and done sentences drop out, so the
+//      batch shrinks as sentences finish.
+//
+// Why shrink rather than refill finished slots (as e.g. fairseq does, keeping K live beams)?
+// With K = 1 the first EOS ends the search, exactly like greedy decoding, whatever the options;
+// with refilling, K = 1 would go on with the second-best token after the best one ended and
+// could return a different, longer sentence. Shrinking also bounds the work: each slot ends
+// once, so every sentence yields at most K hypotheses, and each of them was among the K most
+// probable prefixes of its length at every step of its life.
+//
+// When length normalisation is applied. Only where hypotheses of DIFFERENT lengths are
+// compared: ranking the finished hypotheses, and the stopping test below. Selection (step 3)
+// uses the raw L, because all candidates of one step have the same length n, and dividing all
+// of them by the same lp(n) could not change their order. The coverage penalty, too, is only
+// added to the final score (as in GNMT): it judges a complete translation.
+//
+// When a sentence stops:
+//   a) no live beam is left (all K slots finished);
+//   b) the live beams reached the sentence's length limit M, or none of them has an allowed
+//      continuation: the live beams then become candidates too, flagged finished = false, and
+//      compete with the finished ones by score;
+//   c) early: it has at least nbest finished hypotheses and no live beam can beat the
+//      nbest-th best of them any more. A live beam b of length n, log-prob L(b), can only end
+//      as some y of length m in [n+1, M] with L(y) <= L(b) and cp(y) <= 0, so
+//          score(y) <= L(b) / lp(m) <= max_{n+1 <= m <= M} L(b) / lp(m)
+//                                    = max(L(b) / lp(n+1), L(b) / lp(M))   (lp is monotone)
+//      which, as L(b) <= 0, is L(b) / lp(M) when lp grows with length (alpha > 0): the beam's
+//      log-prob divided by the LARGEST penalty it could still get. We stop when this bound is
+//      <= the nbest-th best finished score: nothing left can enter the n-best.
+//      The known pitfall is to bound by the beam's CURRENT normalised score L(b) / lp(n). With
+//      alpha > 0 a longer continuation is divided by a larger lp and can score higher than
+//      that, so the naive rule stops as soon as a few short hypotheses finished and returns the
+//      shortest outputs. With length_penalty = none the bound is L(b) itself, which is tight.
+//
+// Results: finished (plus, after b, unfinished) hypotheses sorted by score, best first, at most
+// nbest of them (nbest <= K: a sentence never has more than K hypotheses).
+//
+// ======================================== Greedy ==============================================
+//
+// The same with K = 1, written plainly: each row takes its best allowed token; a row that
+// emits EOS, reaches its length limit or has no allowed token leaves the batch.
+#include "models/decoding.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+namespace seqgrad {
+namespace {
+
+using Tokens = ReservedTokenIds;
+constexpr double kNegativeInfinity = -std::numeric_limits<double>::infinity();
+// An unattended source position would give log(0) = -inf in the coverage penalty; its coverage
+// is clamped to this, so it costs β·log(1e-6) ≈ -13.8β instead.
+constexpr double kMinCoverage = 1e-6;
+
+// ---- options and per-sentence limits -------------------------------------------------------
+
+void check_options(const DecodeOptions& options, const DecoderState& initial,
+                   const std::vector<int32_t>& source_lengths, const char* who) {
+    auto fail = [&](const std::string& what) { throw Error(fmt::format("{}: {}", who, what)); };
+    if (options.beam_size < 1)
+        fail(fmt::format("beam_size must be >= 1, got {}", options.beam_size));
+    if (options.nbest < 1 || options.nbest > options.beam_size)
+        fail(fmt::format("nbest must be in [1, beam_size = {}], got {}", options.beam_size,
+                         options.nbest));
+    if (options.max_length < 1)
+        fail(fmt::format("max_length must be >= 1, got {}", options.max_length));
+    if (options.min_length < 0)
+        fail(fmt::format("min_length must be >= 0, got {}", options.min_length));
+    if (!(options.max_length_factor >= 0))
+        fail(fmt::format("max_length_factor must be >= 0, got {}", options.max_length_factor));
+    if (options.no_repeat_ngram_size < 0)
+        fail(
+            fmt::format("no_repeat_ngram_size must be >= 0, got {}", options.no_repeat_ngram_size));
+    if (!(options.coverage_penalty >= 0))
+        fail(fmt::format("coverage_penalty must be >= 0, got {}", options.coverage_penalty));
+    if (!std::isfinite(options.alpha))
+        fail(fmt::format("alpha must be finite, got {}", options.alpha));
+    if (options.length_penalty != DecodeOptions::none &&
+        options.length_penalty != DecodeOptions::average &&
+        options.length_penalty != DecodeOptions::gnmt)
+        fail("unknown length_penalty");
+    if (!source_lengths.empty() && int64_t(source_lengths.size()) != initial.rows())
+        fail(fmt::format("{} source lengths for {} sentences", source_lengths.size(),
+                         initial.rows()));
+    for (int32_t length : source_lengths)
+        if (length < 0) fail(fmt::format("negative source length {}", length));
+}
+
+// M, the most output tokens (EOS included) sentence `b` may have.
+int sentence_max_length(const DecodeOptions& options, const std::vector<int32_t>& source_lengths,
+                        size_t b) {
+    if (options.max_length_factor <= 0 || source_lengths.empty()) return options.max_length;
+    const double from_source =
+        std::ceil(options.max_length_factor * source_lengths[b]) + options.max_length_offset;
+    return int(std::min<double>(options.max_length, std::max(1.0, from_source)));
+}
+
+// ---- masks -----------------------------------------------------------------------------------
+
+// The tokens that may not follow the prefix `tokens` (appended to `banned`, which is cleared).
+void collect_banned_tokens(const std::vector<int32_t>& tokens, const DecodeOptions& options,
+                           std::vector<int32_t>& banned) {
+    banned.assign({Tokens::PAD, Tokens::SOS});
+    if (int64_t(tokens.size()) < options.min_length) banned.push_back(Tokens::EOS);
+    if (options.suppress_unk) banned.push_back(Tokens::UNK);
+    // No repeated n-gram: the last n-1 tokens followed by v would form an n-gram; v is banned
+    // when that n-gram already occurs, i.e. for every earlier n-gram tokens[start, start + n)
+    // whose first n-1 tokens equal the last n-1 tokens, its n-th token is banned.
+    const size_t n = size_t(options.no_repeat_ngram_size);
+    if (n == 0 || tokens.size() < n) return;
+    const size_t context = n - 1;
+    const auto suffix = tokens.end() - std::ptrdiff_t(context);
+    for (size_t start = 0; start + n <= tokens.size(); ++start)
+        if (std::equal(suffix, tokens.end(), tokens.begin() + std::ptrdiff_t(start)))
+            banned.push_back(tokens[start + context]);
+}
+
+// ---- scores ------------------------------------------------------------------------------------
+
+// cp = β Σ_s log(min(coverage_s, 1)), coverage_s = Σ_t a_ts over the steps so far.
+double coverage_term(const std::vector<double>& coverage, const DecodeOptions& options) {
+    if (options.coverage_penalty <= 0) return 0;
+    double sum_of_logs = 0;
+    for (double c : coverage) sum_of_logs += std::log(std::max(std::min(c, 1.0), kMinCoverage));
+    return options.coverage_penalty * sum_of_logs;
+}
+
+double hypothesis_score(double log_prob, size_t length, const std::vector<double>& coverage,
+                        const DecodeOptions& options) {
+    return log_prob / length_penalty(int64_t(length), options) + coverage_term(coverage, options);
+}
+
+// ---- one step's output -------------------------------------------------------------------------
+
+// What model.step returned, checked, with the attention columns of each sentence known.
+struct StepOutput {
+    const real* log_probs = nullptr;  // [N, V]
+    int64_t vocab = 0;
+    const real* attention = nullptr;  // [N, S] or nullptr
+    int64_t attention_width = 0;      // S
+
+    StepOutput(const StepResult& result, int64_t rows, int64_t vocab_size, const char* who) {
+        const Tensor& lp = result.log_probs;
+        if (!lp.defined() || lp.rank() != 2 || lp.size(0) != rows || lp.size(1) != vocab_size ||
+            vocab_size <= Tokens::UNK)
+            throw Error(
+                fmt::format("{}: model.step returned log_probs {} for {} rows, expected "
+                            "[{},{}] (vocab_size > {})",
+                            who, lp.defined() ? lp.shape().str() : "undefined", rows, rows,
+                            vocab_size, Tokens::UNK));
+        log_probs = lp.data();
+        vocab = vocab_size;
+        const Tensor& att = result.attention;
+        if (att.defined()) {
+            if (att.rank() != 2 || att.size(0) != rows)
+                throw Error(fmt::format("{}: model.step returned attention {} for {} rows", who,
+                                        att.shape().str(), rows));
+            attention = att.data();
+            attention_width = att.size(1);
+        }
+    }
+    const real* log_prob_row(int64_t row) const { return log_probs + row * vocab; }
+    const real* attention_row(int64_t row) const { return attention + row * attention_width; }
+};
+
+// The source positions a sentence's attention rows keep: its source length if known, else all.
+int64_t attention_columns(const StepOutput& out, const std::vector<int32_t>& source_lengths,
+                          size_t b, const char* who) {
+    if (source_lengths.empty()) return out.attention_width;
+    if (source_lengths[b] > out.attention_width)
+        throw Error(
+            fmt::format("{}: sentence {} has source length {} but the attention has only "
+                        "{} columns",
+                        who, b, source_lengths[b], out.attention_width));
+    return source_lengths[b];
+}
+
+// Adds a step's attention row (its first `columns` entries) to a hypothesis' history.
+void record_attention(const real* row, int64_t columns, const DecodeOptions& options,
+                      std::vector<std::vector<float>>& attention, std::vector<double>& coverage) {
+    if (options.keep_attention) attention.emplace_back(row, row + columns);
+    if (options.coverage_penalty > 0) {
+        if (coverage.empty()) coverage.assign(size_t(columns), 0.0);
+        for (int64_t s = 0; s < columns; ++s) coverage[size_t(s)] += row[s];
+    }
+}
+
+// The previous token of a prefix: its last token, or SOS for the empty prefix.
+int32_t previous_token(const std::vector<int32_t>& tokens) {
+    return tokens.empty() ? Tokens::SOS : tokens.back();
+}
+
+bool is_identity(const std::vector<int32_t>& rows, int64_t n) {
+    if (int64_t(rows.size()) != n) return false;
+    for (size_t i = 0; i < rows.size(); ++i)
+        if (rows[i] != int32_t(i)) return false;
+    return true;
+}
+
+// ---- beam search bookkeeping -----------------------------------------------------------------
+
+// A live (unfinished) hypothesis of beam search.
+struct Beam {
+    std::vector<int32_t> tokens;
+    double log_prob = 0;
+    std::vector<std::vector<float>> attention;  // [len][S_b]
+    std::vector<double> coverage;               // [S_b], Σ_t a_ts, only with a coverage penalty
+};
+
+// A possible extension b·v of live beam `beam` (index within its sentence) by `token`.
+struct Candidate {
+    double log_prob;        // L(b) + log p(v | b, x)
+    double token_log_prob;  // log p(v | b, x)
+    int32_t beam;
+    int32_t token;
+};
+
+// The order of selection: higher L first; ties broken so that K = 1 picks exactly the token
+// greedy's argmax picks (earlier beam, then larger token log-prob, then smaller id).
+bool ranks_before(const Candidate& a, const Candidate& b) {
+    if (a.log_prob != b.log_prob) return a.log_prob > b.log_prob;
+    if (a.beam != b.beam) return a.beam < b.beam;
+    if (a.token_log_prob != b.token_log_prob) return a.token_log_prob > b.token_log_prob;
+    return a.token < b.token;
+}
+
+struct SentenceSearch {
+    int max_length = 0;                // M
+    std::vector<Beam> live;            // its rows of the batch, in order
+    std::vector<Hypothesis> finished;  // ended with EOS, in the order they finished
+    bool running = true;
+    bool live_are_candidates = false;  // stopped by the length limit or a dead end
+};
+
+// Inserts `c` into `best` (sorted by ranks_before) if it is among the `limit` best so far.
+void keep_if_among_best(const Candidate& c, size_t limit, std::vector<Candidate>& best) {
+    if (limit == 0 || (best.size() == limit && !ranks_before(c, best.back()))) return;
+    best.insert(std::upper_bound(best.begin(), best.end(), c, ranks_before), c);
+    if (best.size() > limit) best.pop_back();
+}
+
+// The `free` best allowed candidates over all live beams of one sentence. `first_row` is the
+// batch row of its first live beam.
+std::vector<Candidate> best_candidates(const SentenceSearch& sentence, const StepOutput& out,
+                                       int64_t first_row, size_t free,
+                                       const DecodeOptions& options) {
+    std::vector<Candidate> best, of_beam;
+    std::vector<int32_t> banned;
+    std::vector<char> is_banned(size_t(out.vocab), 0);
+    for (size_t k = 0; k < sentence.live.size(); ++k) {
+        const Beam& beam = sentence.live[k];
+        const real* row = out.log_prob_row(first_row + int64_t(k));  // [V]
+        collect_banned_tokens(beam.tokens, options, banned);
+        for (int32_t v : banned)
+            if (v < out.vocab) is_banned[size_t(v)] = 1;
+        of_beam.clear();
+        for (int32_t v = 0; v < int32_t(out.vocab); ++v) {
+            const double token_log_prob = row[v];
+            // !(x > -inf) also rejects NaN.
+            if (is_banned[size_t(v)] || !(token_log_prob > kNegativeInfinity)) continue;
+            keep_if_among_best({beam.log_prob + token_log_prob, token_log_prob, int32_t(k), v},
+                               free, of_beam);
+        }
+        for (int32_t v : banned)
+            if (v < out.vocab) is_banned[size_t(v)] = 0;
+        for (const Candidate& c : of_beam) keep_if_among_best(c, free, best);
+    }
+    return best;
+}
+
+// The best score any continuation of `beam` (length n) can reach (stopping rule c, see top).
+double best_reachable_score(const Beam& beam, int max_length, const DecodeOptions& options) {
+    const int64_t n = int64_t(beam.tokens.size());
+    return std::max(beam.log_prob / length_penalty(n + 1, options),
+                    beam.log_prob / length_penalty(max_length, options));
+}
+
+// Stopping rule c: >= nbest finished, and no live beam can beat the nbest-th best of them.
+bool cannot_improve(const SentenceSearch& sentence, const DecodeOptions& options) {
+    const size_t nbest = size_t(options.nbest);
+    if (sentence.finished.size() < nbest) return false;
+    std::vector<double> scores;
+    for (const Hypothesis& h : sentence.finished) scores.push_back(h.score);
+    std::nth_element(scores.begin(), scores.begin() + std::ptrdiff_t(nbest - 1), scores.end(),
+                     std::greater<double>());
+    const double worst_kept = scores[nbest - 1];
+    for (const Beam& beam : sentence.live)
+        if (best_reachable_score(beam, sentence.max_length, options) > worst_kept) return false;
+    return true;
+}
+
+Hypothesis to_hypothesis(Beam beam, bool finished, const DecodeOptions& options) {
+    Hypothesis h;
+    h.score = hypothesis_score(beam.log_prob, beam.tokens.size(), beam.coverage, options);
+    h.tokens = std::move(beam.tokens);
+    h.log_prob = beam.log_prob;
+    h.finished = finished;
+    h.attention = std::move(beam.attention);
+    return h;
+}
+
+// Steps 2-3 for one sentence: replaces its live beams by the selected candidates, moves the
+// ones ending in EOS to `finished`, and appends each new live beam's parent row to
+// `parent_rows`. Then decides whether the sentence stops.
+void advance_sentence(SentenceSearch& sentence, const StepOutput& out, int64_t first_row,
+                      int64_t attention_cols, const DecodeOptions& options,
+                      std::vector<int32_t>& parent_rows) {
+    const size_t free = size_t(options.beam_size) - sentence.finished.size();
+    const std::vector<Candidate> selected =
+        best_candidates(sentence, out, first_row, free, options);
+    if (selected.empty()) {  // dead end: no live beam has an allowed continuation (rule b)
+        sentence.running = false;
+        sentence.live_are_candidates = true;
+        return;
+    }
+    std::vector<Beam> next_live;
+    std::vector<int32_t> next_parent_rows;
+    for (const Candidate& c : selected) {
+        const Beam& parent = sentence.live[size_t(c.beam)];
+        const int64_t parent_row = first_row + c.beam;
+        Beam child = parent;  // copies the parent's tokens, attention and coverage
+        child.tokens.push_back(c.token);
+        child.log_prob = c.log_prob;
+        if (out.attention)
+            record_attention(out.attention_row(parent_row), attention_cols, options,
+                             child.attention, child.coverage);
+        if (c.token == Tokens::EOS) {
+            sentence.finished.push_back(to_hypothesis(std::move(child), true, options));
+        } else {
+            next_live.push_back(std::move(child));
+            next_parent_rows.push_back(int32_t(parent_row));
+        }
+    }
+    sentence.live = std::move(next_live);
+
+    if (sentence.live.empty()) {  // rule a
+        sentence.running = false;
+    } else if (int64_t(sentence.live.front().tokens.size()) >= sentence.max_length) {  // rule b
+        sentence.running = false;
+        sentence.live_are_candidates = true;
+    } else if (cannot_improve(sentence, options)) {  // rule c
+        sentence.running = false;
+    } else {
+        parent_rows.insert(parent_rows.end(), next_parent_rows.begin(), next_parent_rows.end());
+    }
+}
+
+}  // namespace
+
+double length_penalty(int64_t length, const DecodeOptions& options) {
+    const double n = double(std::max<int64_t>(length, 1));
+    switch (options.length_penalty) {
+        case DecodeOptions::none:
+            return 1.0;
+        case DecodeOptions::average:
+            return std::pow(n, options.alpha);
+        case DecodeOptions::gnmt:
+            return std::pow((5.0 + n) / 6.0, options.alpha);
+    }
+    throw Error("length_penalty: unknown length penalty");
+}
+
+// ================================================================================================
+
+std::vector<Hypothesis> greedy_decode(const StepModel& model, DecoderState initial,
+                                      const DecodeOptions& options,
+                                      const std::vector<int32_t>& source_lengths) {
+    const char* who = "greedy_decode";
+    NoGradGuard no_grad;
+    DecodeOptions checked = options;
+    checked.beam_size = checked.nbest = 1;  // not used by greedy decoding
+    check_options(checked, initial, source_lengths, who);
+
+    const int64_t num_sentences = initial.rows();
+    std::vector<Hypothesis> output(static_cast<size_t>(num_sentences));
+    std::vector<std::vector<double>> coverage(static_cast<size_t>(num_sentences));
+    std::vector<int32_t> sentence_of_row(
+        static_cast<size_t>(num_sentences));  // batch row -> sentence
+    std::iota(sentence_of_row.begin(), sentence_of_row.end(), 0);
+
+    DecoderState state = std::move(initial);
+    std::vector<int32_t> previous_tokens, banned, kept_rows, kept_sentences;
+    while (!sentence_of_row.empty()) {
+        const int64_t rows = int64_t(sentence_of_row.size());
+        previous_tokens.clear();
+        for (int32_t b : sentence_of_row)
+            previous_tokens.push_back(previous_token(output[size_t(b)].tokens));
+        const StepOutput out(model.step(previous_tokens, state), rows, model.vocab_size(), who);
+        if (options.coverage_penalty > 0 && !out.attention)
+            throw Error(
+                fmt::format("{}: coverage_penalty needs a model that returns attention", who));
+
+        kept_rows.clear();
+        kept_sentences.clear();
+        for (int64_t r = 0; r < rows; ++r) {
+            const size_t b = size_t(sentence_of_row[size_t(r)]);
+            Hypothesis& h = output[b];
+            // argmax over the allowed tokens of probability > 0 (the first one on ties)
+            collect_banned_tokens(h.tokens, options, banned);
+            const real* row = out.log_prob_row(r);  // [V]
+            int32_t best_token = -1;
+            double best_log_prob = kNegativeInfinity;
+            for (int32_t v = 0; v < int32_t(out.vocab); ++v) {
+                if (!(row[v] > best_log_prob)) continue;  // also skips -inf and NaN
+                if (std::find(banned.begin(), banned.end(), v) != banned.end()) continue;
+                best_token = v;
+                best_log_prob = row[v];
+            }
+            if (best_token < 0) continue;  // dead end: stops unfinished
+            h.tokens.push_back(best_token);
+            h.log_prob += best_log_prob;
+            if (out.attention)
+                record_attention(out.attention_row(r),
+                                 attention_columns(out, source_lengths, b, who), options,
+                                 h.attention, coverage[b]);
+            if (best_token == Tokens::EOS) {
+                h.finished = true;
+            } else if (int64_t(h.tokens.size()) < sentence_max_length(options, source_lengths, b)) {
+                kept_rows.push_back(int32_t(r));
+                kept_sentences.push_back(int32_t(b));
+            }
+        }
+        // Rows that finished leave the batch.
+        if (!kept_rows.empty() && !is_identity(kept_rows, rows))
+            state = select_rows(state, kept_rows);
+        sentence_of_row.swap(kept_sentences);
+    }
+    for (size_t b = 0; b < output.size(); ++b)
+        output[b].score =
+            hypothesis_score(output[b].log_prob, output[b].tokens.size(), coverage[b], options);
+    return output;
+}
+
+// ================================================================================================
+
+std::vector<std::vector<Hypothesis>> beam_search(const StepModel& model, DecoderState initial,
+                                                 const DecodeOptions& options,
+                                                 const std::vector<int32_t>& source_lengths) {
+    const char* who = "beam_search";
+    NoGradGuard no_grad;
+    check_options(options, initial, source_lengths, who);
+
+    const int64_t num_sentences = initial.rows();
+    std::vector<SentenceSearch> sentences(static_cast<size_t>(num_sentences));
+    for (size_t b = 0; b < sentences.size(); ++b) {
+        sentences[b].max_length = sentence_max_length(options, source_lengths, b);
+        sentences[b].live.emplace_back();  // the empty prefix, row b of `initial`
+    }
+
+    DecoderState state = std::move(initial);
+    std::vector<int32_t> previous_tokens, parent_rows;
+    while (true) {
+        // 1. The batch: live beams of the running sentences, in sentence order.
+        previous_tokens.clear();
+        for (const SentenceSearch& sentence : sentences)
+            if (sentence.running)
+                for (const Beam& beam : sentence.live)
+                    previous_tokens.push_back(previous_token(beam.tokens));
+        if (previous_tokens.empty()) break;
+        const int64_t rows = int64_t(previous_tokens.size());
+        const StepOutput out(model.step(previous_tokens, state), rows, model.vocab_size(), who);
+        if (options.coverage_penalty > 0 && !out.attention)
+            throw Error(
+                fmt::format("{}: coverage_penalty needs a model that returns attention", who));
+
+        // 2-3. Each sentence expands and selects; parent_rows collects the rows to keep.
+        parent_rows.clear();
+        int64_t first_row = 0;
+        for (size_t b = 0; b < sentences.size(); ++b) {
+            SentenceSearch& sentence = sentences[b];
+            if (!sentence.running) continue;
+            const int64_t beams = int64_t(sentence.live.size());
+            const int64_t attention_cols =
+                out.attention ? attention_columns(out, source_lengths, b, who) : 0;
+            advance_sentence(sentence, out, first_row, attention_cols, options, parent_rows);
+            first_row += beams;
+        }
+        // 4. Reorder / duplicate / drop rows for the next step.
+        if (parent_rows.empty()) break;
+        if (!is_identity(parent_rows, rows)) state = select_rows(state, parent_rows);
+    }
+
+    // The n-best of every sentence, best first (stable: earlier finished first on ties).
+    std::vector<std::vector<Hypothesis>> results(sentences.size());
+    for (size_t b = 0; b < sentences.size(); ++b) {
+        SentenceSearch& sentence = sentences[b];
+        std::vector<Hypothesis> candidates = std::move(sentence.finished);
+        if (sentence.live_are_candidates)
+            for (Beam& beam : sentence.live)
+                candidates.push_back(to_hypothesis(std::move(beam), false, options));
+        std::stable_sort(
+            candidates.begin(), candidates.end(),
+            [](const Hypothesis& x, const Hypothesis& y) { return x.score > y.score; });
+        if (candidates.size() > size_t(options.nbest)) candidates.resize(size_t(options.nbest));
+        results[b] = std::move(candidates);
+    }
+    return results;
+}
+
+}  // namespace seqgrad
