@@ -1,0 +1,228 @@
+#include "layers/attention.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+
+#include "autograd/fused_attention.h"
+#include "autograd/ops.h"
+
+namespace seqgrad {
+
+Tensor padding_mask(const std::vector<int32_t>& lengths, int64_t max_len) {
+    const int64_t B = int64_t(lengths.size());
+    Tensor mask = Tensor::zeros({B, max_len});
+    for (int64_t b = 0; b < B; ++b) {
+        if (lengths[b] < 0 || lengths[b] > max_len)
+            throw Error(fmt::format("padding_mask: length {} of row {} is outside [0, {}]",
+                                    lengths[b], b, max_len));
+        for (int64_t s = lengths[b]; s < max_len; ++s) mask.data()[b * max_len + s] = 1;
+    }
+    return mask;
+}
+
+const char* to_string(LuongScore kind) {
+    switch (kind) {
+        case LuongScore::dot:
+            return "dot";
+        case LuongScore::general:
+            return "general";
+        case LuongScore::concat:
+            return "concat";
+    }
+    return "?";
+}
+
+// ---- shared by every kind --------------------------------------------------------------------
+
+Attention::Attention(int64_t query_dim, int64_t key_dim)
+    : query_dim_(query_dim), key_dim_(key_dim) {
+    if (query_dim < 1 || key_dim < 1)
+        throw Error(
+            fmt::format("attention: query_dim {} and key_dim {} must be >= 1", query_dim, key_dim));
+}
+
+void Attention::check_inputs(const char* who, const Tensor& query, const Tensor& keys,
+                             const Tensor& keys_projected, int64_t projected_dim,
+                             const Tensor& mask) const {
+    const Shape &q = query.shape(), &k = keys.shape();
+    if (q.rank() != 2 || k.rank() != 3 || q[0] != k[0] || q[1] != query_dim_ || k[2] != key_dim_ ||
+        k[1] < 1)
+        throw Error(fmt::format("{}: query {} and keys {}: expected [B,{}] and [B,S,{}] (S >= 1)",
+                                who, q.str(), k.str(), query_dim_, key_dim_));
+    const Shape& p = keys_projected.shape();
+    if (p.rank() != 3 || p[0] != k[0] || p[1] != k[1] || p[2] != projected_dim)
+        throw Error(fmt::format(
+            "{}: keys_projected {} for keys {}: expected [{},{},{}] (from project_keys)", who,
+            p.str(), k.str(), k[0], k[1], projected_dim));
+    if (!mask.defined()) return;
+    if (mask.shape() != Shape{k[0], k[1]})
+        throw Error(fmt::format("{}: mask {} for keys {}: expected [{},{}]", who,
+                                mask.shape().str(), k.str(), k[0], k[1]));
+    const int64_t S = k[1];
+    for (int64_t b = 0; b < k[0]; ++b) {
+        int64_t valid = 0;
+        for (int64_t s = 0; s < S; ++s) valid += mask.data()[b * S + s] == 0;
+        if (valid == 0)
+            throw Error(fmt::format(
+                "{}: batch row {} has no valid position (all {} keys are masked as padding; a "
+                "source sentence of length 0?)",
+                who, b, S));
+    }
+}
+
+// weights = softmax(scores with −∞ at masked positions);  context = weights [B,1,S] · keys
+AttentionResult Attention::attend(const Tensor& scores, const Tensor& keys, const Tensor& mask) {
+    const int64_t B = keys.size(0), S = keys.size(1), Dk = keys.size(2);
+    Tensor masked_scores =
+        mask.defined() ? masked_fill(scores, mask, -std::numeric_limits<real>::infinity()) : scores;
+    Tensor weights = softmax(masked_scores);                                       // [B, S]
+    Tensor context = reshape(matmul(reshape(weights, {B, 1, S}), keys), {B, Dk});  // [B, Dk]
+    return {context, weights, scores};
+}
+
+// score[b,s] = Σ_a v[a] tanh(qp[b,a] + kp[b,s,a]), composed: add (broadcast), tanh, linear
+Tensor additive_attention_scores_composed(const Tensor& query_projected,
+                                          const Tensor& keys_projected, const Tensor& v) {
+    const int64_t B = keys_projected.size(0), S = keys_projected.size(1);
+    const int64_t A = keys_projected.size(2);
+    Tensor pre_activations = add(keys_projected, reshape(query_projected, {B, 1, A}));  // [B,S,A]
+    Tensor v_row = reshape(v, {1, A});
+    return reshape(linear(tanh(pre_activations), v_row), {B, S});  // [B,S,1] -> [B,S]
+}
+
+// ---- Bahdanau --------------------------------------------------------------------------------
+
+BahdanauAttention::BahdanauAttention(int64_t query_dim, int64_t key_dim, int64_t attn_dim, Rng& rng)
+    : Attention(query_dim, key_dim),
+      W_q(query_dim, attn_dim, false, rng),
+      W_k(key_dim, attn_dim, true, rng),
+      v(attn_dim, 1, false, rng) {
+    register_module("W_q", W_q);
+    register_module("W_k", W_k);
+    register_module("v", v);
+}
+
+// keys [B,S,Dk] -> keys_projected [B,S,A] = keys W_kᵀ + b_k   (one gemm over B·S rows)
+Tensor BahdanauAttention::project_keys(const Tensor& keys) const {
+    if (keys.rank() != 3)
+        throw Error(fmt::format("BahdanauAttention: keys {} must be [B,S,{}]", keys.shape().str(),
+                                key_dim()));
+    return W_k.forward(keys);
+}
+
+// score_s = vᵀ tanh(W_q q + keys_projected_s)
+AttentionResult BahdanauAttention::forward(const Tensor& query, const Tensor& keys,
+                                           const Tensor& keys_projected, const Tensor& mask) const {
+    check_inputs("BahdanauAttention", query, keys, keys_projected, attn_dim(), mask);
+    Tensor query_projected = W_q.forward(query);  // [B, A]
+    Tensor scores =
+        use_fused ? additive_attention_scores(query_projected, keys_projected, v.weight)
+                  : additive_attention_scores_composed(query_projected, keys_projected, v.weight);
+    return attend(scores, keys, mask);
+}
+
+Tensor BahdanauAttention::pre_activations(const Tensor& query, const Tensor& keys_projected) const {
+    NoGradGuard no_grad;
+    const int64_t B = keys_projected.size(0), A = attn_dim();
+    return add(keys_projected, reshape(W_q.forward(query), {B, 1, A}));
+}
+
+double BahdanauAttention::saturated_share(const Tensor& query, const Tensor& keys_projected,
+                                          const Tensor& mask, double threshold) const {
+    Tensor x = pre_activations(query, keys_projected);
+    const int64_t B = x.size(0), S = x.size(1), A = x.size(2);
+    if (mask.defined() && mask.shape() != Shape{B, S})
+        throw Error(fmt::format("saturated_share: mask {} for pre-activations {}",
+                                mask.shape().str(), x.shape().str()));
+    int64_t saturated = 0, total = 0;
+    for (int64_t b = 0; b < B; ++b)
+        for (int64_t s = 0; s < S; ++s) {
+            if (mask.defined() && mask.data()[b * S + s] != 0) continue;
+            for (int64_t a = 0; a < A; ++a)
+                saturated += std::fabs(double(x.data()[(b * S + s) * A + a])) > threshold;
+            total += A;
+        }
+    return total ? double(saturated) / double(total) : 0.0;
+}
+
+// ---- Luong -----------------------------------------------------------------------------------
+
+LuongAttention::LuongAttention(LuongScore kind, int64_t query_dim, int64_t key_dim, Rng& rng,
+                               bool scaled, int64_t attn_dim)
+    : Attention(query_dim, key_dim), kind_(kind), scaled_(scaled) {
+    switch (kind) {
+        case LuongScore::dot:
+            if (query_dim != key_dim)
+                throw Error(fmt::format(
+                    "LuongAttention(dot): query_dim {} != key_dim {}; the dot score qᵀk needs "
+                    "equal sizes (use 'general' or 'concat')",
+                    query_dim, key_dim));
+            break;
+        case LuongScore::general:
+            W_a = std::make_unique<Linear>(key_dim, query_dim, false, rng);
+            register_module("W_a", *W_a);
+            break;
+        case LuongScore::concat:
+            if (scaled)
+                throw Error("LuongAttention(concat): 'scaled' applies to dot and general scores");
+            W = std::make_unique<Linear>(query_dim + key_dim, attn_dim, false, rng);
+            v = std::make_unique<Linear>(attn_dim, 1, false, rng);
+            register_module("W", *W);
+            register_module("v", *v);
+            break;
+    }
+}
+
+int64_t LuongAttention::projected_dim() const {
+    switch (kind_) {
+        case LuongScore::dot:
+            return key_dim();
+        case LuongScore::general:
+            return query_dim();
+        case LuongScore::concat:
+            return W->out_features();
+    }
+    return 0;
+}
+
+// dot: keys;  general: keys W_aᵀ [B,S,Dq];  concat: keys W_keyᵀ [B,S,A] with W_key = W[:, Dq:]
+Tensor LuongAttention::project_keys(const Tensor& keys) const {
+    if (keys.rank() != 3 || keys.size(2) != key_dim())
+        throw Error(fmt::format("LuongAttention({}): keys {} must be [B,S,{}]", to_string(kind_),
+                                keys.shape().str(), key_dim()));
+    switch (kind_) {
+        case LuongScore::dot:
+            return keys;
+        case LuongScore::general:
+            return W_a->forward(keys);
+        case LuongScore::concat:
+            return linear(keys, slice(W->weight, 1, query_dim(), query_dim() + key_dim()));
+    }
+    return keys;
+}
+
+// dot/general: score[b,s] = keys_projected[b,s,:] · q[b,:]  (batched [B,S,D] x [B,D,1]), ÷ √Dq
+// concat:      score[b,s] = vᵀ tanh(W_query q + keys_projected[b,s,:]),  W_query = W[:, :Dq]
+AttentionResult LuongAttention::forward(const Tensor& query, const Tensor& keys,
+                                        const Tensor& keys_projected, const Tensor& mask) const {
+    const char* who = kind_ == LuongScore::dot       ? "LuongAttention(dot)"
+                      : kind_ == LuongScore::general ? "LuongAttention(general)"
+                                                     : "LuongAttention(concat)";
+    check_inputs(who, query, keys, keys_projected, projected_dim(), mask);
+    const int64_t B = keys.size(0), S = keys.size(1), Dq = query_dim();
+    Tensor scores;
+    if (kind_ == LuongScore::concat) {
+        Tensor query_projected = linear(query, slice(W->weight, 1, 0, Dq));  // [B, A]
+        scores = use_fused ? additive_attention_scores(query_projected, keys_projected, v->weight)
+                           : additive_attention_scores_composed(query_projected, keys_projected,
+                                                                v->weight);
+    } else {
+        scores = reshape(matmul(keys_projected, reshape(query, {B, Dq, 1})), {B, S});
+        if (scaled_) scores = mul(scores, real(1 / std::sqrt(double(Dq))));
+    }
+    return attend(scores, keys, mask);
+}
+
+}  // namespace seqgrad

@@ -1,0 +1,153 @@
+// Attention: at each decoder step, a query q (the decoder state) scores every source position s
+// against its key k_s (the encoder output), the scores become weights by a masked softmax, and
+// the context is the weighted sum of the keys.
+//
+// Shapes (B batch rows, S source positions, Dq query size, Dk key size, A attention size):
+//   query           [B, Dq]     one decoder step
+//   keys            [B, S, Dk]  encoder outputs (padded to S)
+//   keys_projected  [B, S, *]   project_keys(keys): the part of the score that depends only on
+//                               the keys, computed ONCE per source batch and passed to forward at
+//                               every decoder step
+//   mask            [B, S]      1 at padded (invalid) positions, 0 at valid ones; or undefined
+//   scores          [B, S]      pre-softmax scores (raw: padded positions hold the score they
+//                               would have had; the softmax ignores them)
+//   weights         [B, S]      softmax over the valid positions; exactly 0 at padded ones
+//   context         [B, Dk]     Σ_s weights[b,s] keys[b,s,:]
+//
+// Scores:
+//   Bahdanau (additive):      score_s = vᵀ tanh(W_q q + W_k k_s)
+//   Luong dot:                score_s = qᵀ k_s            (÷ √Dq when scaled)
+//   Luong general:            score_s = qᵀ W_a k_s        (÷ √Dq when scaled)
+//   Luong concat:             score_s = vᵀ tanh(W [q; k_s]) = vᵀ tanh(W_query q + W_key k_s)
+//
+// Masking: padded scores are set to −∞ before the softmax, so their weight is exactly 0; every
+// gradient that reaches a padded key passes through that weight (or through the score, whose
+// gradient is weight·(…) = 0), so it is exactly 0 too. A batch row with no valid position is an
+// error (seqgrad::Error naming the row), never NaN.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "layers/linear.h"
+#include "layers/module.h"
+
+namespace seqgrad {
+
+// [B, max_len] mask with 1 at positions s >= lengths[b] (padding), 0 elsewhere.
+Tensor padding_mask(const std::vector<int32_t>& lengths, int64_t max_len);
+
+struct AttentionResult {
+    Tensor context;  // [B, Dk]
+    Tensor weights;  // [B, S]
+    Tensor scores;   // [B, S], before masking and softmax (diagnostics)
+};
+
+class Attention : public Module {
+  public:
+    // The key-only part of the score, [B, S, *]: compute once per source batch, reuse at every
+    // decoder step. The default (Luong dot) is the keys themselves.
+    virtual Tensor project_keys(const Tensor& keys) const { return keys; }
+
+    // One decoder step. `mask` may be undefined (no padding).
+    virtual AttentionResult forward(const Tensor& query, const Tensor& keys,
+                                    const Tensor& keys_projected, const Tensor& mask) const = 0;
+
+    // Convenience for a single step: projects the keys itself.
+    AttentionResult forward(const Tensor& query, const Tensor& keys, const Tensor& mask) const {
+        return forward(query, keys, project_keys(keys), mask);
+    }
+
+    int64_t query_dim() const { return query_dim_; }
+    int64_t key_dim() const { return key_dim_; }
+
+  protected:
+    Attention(int64_t query_dim, int64_t key_dim);
+    // Shapes of one step's inputs; throws naming `who` and the offending shapes.
+    void check_inputs(const char* who, const Tensor& query, const Tensor& keys,
+                      const Tensor& keys_projected, int64_t projected_dim,
+                      const Tensor& mask) const;
+    // weights = softmax(scores masked with −∞), context = weights · keys (batched matmul).
+    static AttentionResult attend(const Tensor& scores, const Tensor& keys, const Tensor& mask);
+
+  private:
+    int64_t query_dim_, key_dim_;
+};
+
+// ---- Bahdanau (additive) attention -----------------------------------------------------------
+
+class BahdanauAttention : public Attention {
+  public:
+    // Sub-modules W_q = Linear(query_dim, attn_dim, no bias), W_k = Linear(key_dim, attn_dim),
+    // v = Linear(attn_dim, 1, no bias): parameters "W_q.weight", "W_k.weight", "W_k.bias",
+    // "v.weight", initialised in that order from `rng`.
+    BahdanauAttention(int64_t query_dim, int64_t key_dim, int64_t attn_dim, Rng& rng);
+    BahdanauAttention(int64_t query_dim, int64_t key_dim, Rng& rng)
+        : BahdanauAttention(query_dim, key_dim, 128, rng) {}
+
+    using Attention::forward;
+    // keys [B, S, Dk] -> W_k keys + b_k  [B, S, A]
+    Tensor project_keys(const Tensor& keys) const override;
+    AttentionResult forward(const Tensor& query, const Tensor& keys, const Tensor& keys_projected,
+                            const Tensor& mask) const override;
+
+    // Diagnostics for gradient-flow studies (no graph is recorded):
+    // the tanh pre-activations W_q q + W_k k_s, [B, S, A];
+    Tensor pre_activations(const Tensor& query, const Tensor& keys_projected) const;
+    // the share of pre-activations with |x| > threshold (tanh saturated: its derivative
+    // 1 − tanh² < 0.01 at |x| = 3) over the valid positions of `mask` (all if undefined).
+    double saturated_share(const Tensor& query, const Tensor& keys_projected, const Tensor& mask,
+                           double threshold = 3) const;
+
+    int64_t attn_dim() const { return v.in_features(); }
+
+    Linear W_q, W_k, v;
+    // The scores through the fused op (autograd/fused_attention.h) or its composed twin.
+    bool use_fused = true;
+};
+
+// ---- Luong (multiplicative) attention --------------------------------------------------------
+
+enum class LuongScore { dot, general, concat };
+
+class LuongAttention : public Attention {
+  public:
+    // dot:     no parameters; needs query_dim == key_dim.
+    // general: W_a = Linear(key_dim, query_dim, no bias), "W_a.weight"; project_keys = W_a keys.
+    // concat:  W = Linear(query_dim + key_dim, attn_dim, no bias), v = Linear(attn_dim, 1, no
+    //          bias): "W.weight", "v.weight". W's columns [0, Dq) act on q, [Dq, Dq+Dk) on k, so
+    //          project_keys computes the key half once.
+    // scaled divides dot and general scores by √query_dim (not allowed for concat).
+    LuongAttention(LuongScore kind, int64_t query_dim, int64_t key_dim, Rng& rng,
+                   bool scaled = false, int64_t attn_dim = 128);
+
+    using Attention::forward;
+    // dot: keys;  general: W_a keys [B, S, Dq];  concat: W_key keys [B, S, A]
+    Tensor project_keys(const Tensor& keys) const override;
+    AttentionResult forward(const Tensor& query, const Tensor& keys, const Tensor& keys_projected,
+                            const Tensor& mask) const override;
+
+    LuongScore kind() const { return kind_; }
+    bool scaled() const { return scaled_; }
+
+    std::unique_ptr<Linear> W_a;  // general only
+    std::unique_ptr<Linear> W;    // concat only
+    std::unique_ptr<Linear> v;    // concat only
+    // concat: the scores through the fused op or its composed twin.
+    bool use_fused = true;
+
+  private:
+    int64_t projected_dim() const;
+    LuongScore kind_;
+    bool scaled_;
+};
+
+const char* to_string(LuongScore kind);
+
+// The composed twin of additive_attention_scores: vᵀ tanh(query_projected + keys_projected),
+// from add (broadcast over S), tanh and linear.  [B, A], [B, S, A], [1, A] -> [B, S]
+Tensor additive_attention_scores_composed(const Tensor& query_projected,
+                                          const Tensor& keys_projected, const Tensor& v);
+
+}  // namespace seqgrad

@@ -1,0 +1,55 @@
+#include "optim/clip.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace seqgrad {
+
+// ‖g‖ = √(Σ g²), accumulated in double (10^6 float squares would lose digits)
+double grad_norm(const std::vector<Tensor>& params) {
+    double sum_squares = 0;
+    for (const Tensor& p : params) {
+        const real* g = p.grad_data();
+        if (!g) continue;
+        for (int64_t i = 0; i < p.numel(); ++i) sum_squares += double(g[i]) * double(g[i]);
+    }
+    return std::sqrt(sum_squares);
+}
+
+// g ← g · max_norm / (‖g‖ + 1e-6)  when that factor is < 1
+double clip_grad_norm(const std::vector<Tensor>& params, double max_norm) {
+    if (!(max_norm > 0))
+        throw Error(fmt::format("clip_grad_norm: max_norm {} must be > 0", max_norm));
+    const double norm = grad_norm(params);
+    if (!std::isfinite(norm)) return norm;  // reported, not applied: see clip.h
+    const double factor = max_norm / (norm + 1e-6);
+    if (factor < 1) {
+        const real scale = real(factor);
+        for (Tensor p : params) {
+            if (!p.has_grad()) continue;
+            real* g = p.mutable_grad_data();
+            for (int64_t i = 0; i < p.numel(); ++i) g[i] *= scale;
+        }
+    }
+    return norm;
+}
+
+double clip_grad_norm(const NamedTensors& params, double max_norm) {
+    std::vector<Tensor> tensors;
+    for (const auto& [_, p] : params) tensors.push_back(p);
+    return clip_grad_norm(tensors, max_norm);
+}
+
+void clip_grad_value(const std::vector<Tensor>& params, double clip_value) {
+    if (!(clip_value > 0))
+        throw Error(fmt::format("clip_grad_value: clip_value {} must be > 0", clip_value));
+    const real hi = real(clip_value), lo = -hi;
+    for (Tensor p : params) {
+        if (!p.has_grad()) continue;
+        real* g = p.mutable_grad_data();
+        for (int64_t i = 0; i < p.numel(); ++i) g[i] = g[i] > hi ? hi : (g[i] < lo ? lo : g[i]);
+    }
+}
+
+}  // namespace seqgrad

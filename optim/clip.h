@@ -1,0 +1,30 @@
+// Gradient clipping, as torch.nn.utils.clip_grad_norm_ / clip_grad_value_.
+//
+// clip_grad_norm: the global L2 norm over ALL gradients, ‖g‖ = √(Σ_params Σ_i g_i²), summed in
+// double. When it exceeds max_norm, every gradient is scaled by max_norm / (‖g‖ + 1e-6); the
+// 1e-6 is PyTorch's, it keeps the division safe, and it makes the post-clip norm
+// max_norm · ‖g‖/(‖g‖ + 1e-6), i.e. max_norm to a relative 1e-6/‖g‖. Returns the norm BEFORE
+// clipping (what training logs). A non-finite norm (NaN/inf gradients) is returned as it is and
+// the gradients are left untouched: the caller decides (skip the step, stop, ...); scaling by
+// a NaN factor would silently poison every parameter.
+// Parameters without a gradient buffer count as zero.
+#pragma once
+
+#include <vector>
+
+#include "optim/optimizer.h"
+
+namespace seqgrad {
+
+// ‖g‖ without clipping.
+double grad_norm(const std::vector<Tensor>& params);
+
+// Throws seqgrad::Error unless max_norm > 0 (+inf is allowed: measure only).
+double clip_grad_norm(const std::vector<Tensor>& params, double max_norm);
+double clip_grad_norm(const NamedTensors& params, double max_norm);
+
+// g_i ← clamp(g_i, −clip_value, clip_value) for every gradient element (NaN stays NaN).
+// Throws seqgrad::Error unless clip_value > 0.
+void clip_grad_value(const std::vector<Tensor>& params, double clip_value);
+
+}  // namespace seqgrad

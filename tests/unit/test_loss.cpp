@@ -1,0 +1,186 @@
+// Cross-entropy: the fused op (hand-written backward) and its composed twin, gradient-checked
+// in double, equal to each other, and right on the cases that break naive implementations:
+// ignore_index, an all-ignored batch, label smoothing, logits of ±1e4, bad targets.
+#include <cmath>
+#include <string>
+
+#include "layers/loss.h"
+#include "test_util.h"
+
+using namespace seqgrad;
+using seqgrad::testing::expect_gradcheck;
+using seqgrad::testing::random_tensor;
+
+namespace {
+
+const char* name(Reduction r) {
+    return r == Reduction::mean ? "mean" : r == Reduction::sum ? "sum" : "none";
+}
+
+// Value and gradient of a loss function at `logits` (a fresh copy of it, so calls don't mix).
+struct ValueAndGradient {
+    std::vector<real> value, gradient;
+};
+template <class LossFn>
+ValueAndGradient evaluate(LossFn loss_fn, const Tensor& logits) {
+    Tensor x = Tensor::from_vector(logits.shape(), logits.to_vector(), true);
+    Tensor loss = loss_fn(x);
+    // Weight the outputs of Reduction::none so that each row gets its own upstream gradient.
+    Tensor upstream = random_tensor(loss.shape(), 99, false);
+    loss.backward(upstream);
+    return {loss.to_vector(), x.grad().to_vector()};
+}
+
+}  // namespace
+
+TEST_CASE("cross_entropy: known value, PyTorch's definition") {
+    Tensor logits = Tensor::from_vector({2, 3}, {1, 2, 3, 0.5, -1, 2});
+    // row 0, target 2: ln(e + e² + e³) − 3;  row 1, target 0: ln(e^0.5 + e^-1 + e²) − 0.5
+    double row0 = std::log(std::exp(1.) + std::exp(2.) + std::exp(3.)) - 3;
+    double row1 = std::log(std::exp(0.5) + std::exp(-1.) + std::exp(2.)) - 0.5;
+    CHECK(cross_entropy(logits, {2, 0}).item() ==
+          doctest::Approx((row0 + row1) / 2).epsilon(1e-14));
+    CHECK(cross_entropy(logits, {2, 0}, -100, Reduction::sum).item() ==
+          doctest::Approx(row0 + row1).epsilon(1e-14));
+    Tensor none = cross_entropy(logits, {2, 0}, -100, Reduction::none);
+    CHECK(none.shape() == Shape{2});
+    CHECK(none.data()[0] == doctest::Approx(row0).epsilon(1e-14));
+    CHECK(cross_entropy(logits, {2, 0}).item() ==
+          doctest::Approx(0.4076059644443804 / 2 + row1 / 2).epsilon(1e-14));
+
+    // Label smoothing ε: (1 − ε) nll + ε mean_j(−log p_j), e.g. row 0 with ε = 0.1.
+    double lse0 = row0 + 3, eps = 0.1;
+    double smooth0 = ((lse0 - 1) + (lse0 - 2) + (lse0 - 3)) / 3;
+    CHECK(cross_entropy(logits, {2, -100}, -100, Reduction::mean, 0.1).item() ==
+          doctest::Approx((1 - eps) * row0 + eps * smooth0).epsilon(1e-14));
+}
+
+TEST_CASE(
+    "cross_entropy: fused and composed pass gradcheck (ignore_index, smoothing, reductions)") {
+    const std::vector<int32_t> targets{3, 0, -100, 4, 1};  // row 2 is padding
+    for (Reduction reduction : {Reduction::mean, Reduction::sum, Reduction::none})
+        for (real smoothing : {0.0, 0.2}) {
+            CAPTURE(name(reduction));
+            CAPTURE(smoothing);
+            Tensor logits = random_tensor({5, 6}, 21, true, -3, 3);
+            expect_gradcheck(
+                [&](auto& x) { return cross_entropy(x[0], targets, -100, reduction, smoothing); },
+                {logits});
+            expect_gradcheck(
+                [&](auto& x) {
+                    return cross_entropy_composed(x[0], targets, -100, reduction, smoothing);
+                },
+                {logits});
+        }
+}
+
+TEST_CASE("cross_entropy: fused == composed in value and gradient (1e-12)") {
+    struct Case {
+        std::vector<int32_t> targets;
+        int32_t ignore_index;
+    };
+    const std::vector<Case> cases{
+        {{0, 1, 2, 3, 4, 5, 6}, -100},
+        {{0, 0, 7, 2, 0, 5, 0}, 0},  // PAD = 0 ignored, as the seq2seq training uses it
+        {{-1, 3, -1, 1, 2, 2, -1}, -1},
+    };
+    for (const Case& c : cases)
+        for (Reduction reduction : {Reduction::mean, Reduction::sum, Reduction::none})
+            for (real smoothing : {0.0, 0.1, 1.0}) {
+                CAPTURE(name(reduction));
+                CAPTURE(smoothing);
+                CAPTURE(c.ignore_index);
+                Tensor logits = random_tensor({7, 8}, 31, false, -5, 5);
+                auto fused = evaluate(
+                    [&](const Tensor& x) {
+                        return cross_entropy(x, c.targets, c.ignore_index, reduction, smoothing);
+                    },
+                    logits);
+                auto composed = evaluate(
+                    [&](const Tensor& x) {
+                        return cross_entropy_composed(x, c.targets, c.ignore_index, reduction,
+                                                      smoothing);
+                    },
+                    logits);
+                REQUIRE(fused.value.size() == composed.value.size());
+                for (size_t i = 0; i < fused.value.size(); ++i)
+                    CHECK(std::fabs(fused.value[i] - composed.value[i]) < 1e-12);
+                for (size_t i = 0; i < fused.gradient.size(); ++i)
+                    CHECK(std::fabs(fused.gradient[i] - composed.gradient[i]) < 1e-12);
+            }
+}
+
+TEST_CASE("cross_entropy: ignored rows count for nothing and get exactly zero gradient") {
+    Tensor full = random_tensor({4, 5}, 41, true);
+    Tensor loss = cross_entropy(full, {1, 0, 3, 0}, 0);  // rows 1 and 3 are padding
+    loss.backward();
+    // The mean is over the two real rows only: equal to the loss of those rows alone.
+    Tensor real_rows =
+        Tensor::from_vector({2, 5}, {full.data()[0], full.data()[1], full.data()[2], full.data()[3],
+                                     full.data()[4], full.data()[10], full.data()[11],
+                                     full.data()[12], full.data()[13], full.data()[14]});
+    CHECK(loss.item() == doctest::Approx(cross_entropy(real_rows, {1, 3}).item()).epsilon(1e-14));
+    for (int j = 0; j < 5; ++j) {
+        CHECK(full.grad_data()[5 + j] == 0.0);
+        CHECK(full.grad_data()[15 + j] == 0.0);
+    }
+    CHECK(count_targets({1, 0, 3, 0}, 0) == 2);
+    CHECK(count_targets({1, 0, 3, 0}) == 4);
+}
+
+TEST_CASE("cross_entropy: an all-ignored batch gives 0 and zero gradients, not NaN") {
+    for (Reduction reduction : {Reduction::mean, Reduction::sum})
+        for (bool fused : {true, false}) {
+            CAPTURE(name(reduction));
+            CAPTURE(fused);
+            Tensor logits = random_tensor({3, 4}, 51, true);
+            std::vector<int32_t> targets{0, 0, 0};
+            Tensor loss = fused ? cross_entropy(logits, targets, 0, reduction, 0.1)
+                                : cross_entropy_composed(logits, targets, 0, reduction, 0.1);
+            CHECK(loss.item() == 0.0);
+            loss.backward();
+            for (real g : logits.grad().to_vector()) CHECK(g == 0.0);
+        }
+    // Also with no rows at all.
+    Tensor empty = Tensor::zeros({0, 4}, true);
+    CHECK(cross_entropy(empty, {}).item() == 0.0);
+}
+
+TEST_CASE("cross_entropy: stable for logits of ±1e4") {
+    Tensor logits = Tensor::from_vector({3, 3}, {1e4, -1e4, 0, -1e4, 1e4, 1e4, 0, 0, -1e4}, true);
+    std::vector<int32_t> targets{0, 0, 2};
+    Tensor none = cross_entropy(logits, targets, -100, Reduction::none);
+    CHECK(none.data()[0] == doctest::Approx(0).epsilon(1e-12));    // p = 1
+    CHECK(none.data()[1] == doctest::Approx(2e4 + std::log(2.)));  // lse = 1e4 + ln 2
+    CHECK(none.data()[2] == doctest::Approx(1e4 + std::log(2.)));
+    for (real smoothing : {0.0, 0.1})
+        for (bool fused : {true, false}) {
+            Tensor x = Tensor::from_vector({3, 3}, logits.to_vector(), true);
+            Tensor loss =
+                fused ? cross_entropy(x, targets, -100, Reduction::mean, smoothing)
+                      : cross_entropy_composed(x, targets, -100, Reduction::mean, smoothing);
+            CHECK(std::isfinite(loss.item()));
+            loss.backward();
+            for (real g : x.grad().to_vector()) CHECK(std::isfinite(g));
+            // Row 0 is certain and right, p = (1, 0, 0): its gradient (p − q) / 3 on the target
+            // is (1 − (1 − ε + ε/3)) / 3 = (2ε/3) / 3, and −(ε/3) / 3 on class 1.
+            CHECK(x.grad_data()[0] == doctest::Approx(2 * smoothing / 9).epsilon(1e-12));
+            CHECK(x.grad_data()[1] == doctest::Approx(-smoothing / 9).epsilon(1e-12));
+        }
+}
+
+TEST_CASE("cross_entropy: bad targets and shapes give clear errors") {
+    Tensor logits = random_tensor({2, 3}, 61);
+    CHECK_THROWS_WITH_AS(cross_entropy(logits, {0, 3}),
+                         "cross_entropy: target 3 at row 1 is out of range [0, 3) (ignore_index "
+                         "-100)",
+                         Error);
+    CHECK_THROWS_AS(cross_entropy_composed(logits, {0, 3}), Error);
+    CHECK_THROWS_AS(cross_entropy(logits, {-1, 0}), Error);
+    CHECK_THROWS_WITH_AS(cross_entropy(logits, {0}), "cross_entropy: 1 targets for logits [2,3]",
+                         Error);
+    CHECK_THROWS_AS(cross_entropy(random_tensor({2, 3, 1}, 62), {0, 1}), Error);
+    CHECK_THROWS_AS(cross_entropy(logits, {0, 1}, -100, Reduction::mean, 1.5), Error);
+    // ignore_index itself may lie inside [0, V): it is then a class nobody is scored on.
+    CHECK_NOTHROW(cross_entropy(logits, {0, 1}, 1));
+}
