@@ -75,13 +75,14 @@ int cmd_train(const Argv& argv) {
     std::signal(SIGINT, on_sigint);
     TrainSummary s = train(config, options);
     write_loss_plot(config.output.run_dir);
-    fmt::print(
-        "{} steps, {} epochs in {:.1f}s; best validation loss {:.4f} (ppl {:.2f}); last "
-        "validation {} {:.2f}{}{}\n",
-        s.steps, s.epochs_completed, s.seconds, s.best_valid_loss, std::exp(s.best_valid_loss),
-        s.metric_name, s.last_valid_metric,
-        s.interrupted ? " (interrupted: last.safetensors written)" : "",
-        s.stopped_early ? " (early stop)" : "");
+    fmt::print("{} steps, {} epochs in {:.1f}s; best validation loss {:.4f} (ppl {:.2f})", s.steps,
+               s.epochs_completed, s.seconds, s.best_valid_loss, std::exp(s.best_valid_loss));
+    if (s.validations > 0)
+        fmt::print("; last validation {} {:.2f}", s.metric_name, s.last_valid_metric);
+    if (s.has_test) fmt::print("; test {} {:.2f}", s.metric_name, s.test_metric);
+    if (s.interrupted) fmt::print(" (interrupted: last.safetensors written)");
+    if (s.stopped_early) fmt::print(" (early stop)");
+    fmt::print("\n");
     fmt::print("run directory: {}\n", config.output.run_dir);
     return s.interrupted ? 130 : 0;
 }

@@ -175,6 +175,7 @@ class Run {
         int64_t loss_tokens = 0;
         bool stop = false;
         model_->train();
+        if (progress_.step == 0) save(dir_ + "/last.safetensors");  // a checkpoint to fall back to
 
         while (!stop && progress_.epoch < uint64_t(t.epochs) && progress_.step < total_steps) {
             EpochIterator it(*train_batches_, progress_.epoch, progress_.batch_in_epoch);
@@ -246,6 +247,7 @@ class Run {
         }
         save(dir_ + "/last.safetensors");
         if (!options_.quiet) fmt::print(stderr, "\n");
+        if (!summary.interrupted && !task_.test.empty()) test(summary);
         summary.steps = progress_.step;
         summary.epochs_completed = progress_.epochs_completed;
         summary.best_valid_loss = progress_.best_valid_loss;
@@ -297,7 +299,8 @@ class Run {
         std::vector<std::string> sources, references;
         for (size_t i = 0; i < n; ++i) {
             sources.push_back(task_.valid[i].source);
-            references.push_back(task_.valid[i].target);
+            // the model writes normalised text: compare with the normalised reference
+            references.push_back(task_.pipeline.join(task_.pipeline.tokens(task_.valid[i].target)));
         }
         DecodeOptions greedy = decode_options_from(config_.decode);
         greedy.beam_size = 1;
@@ -325,6 +328,7 @@ class Run {
         }
         schedule_->observe(valid_loss);
         summary.last_valid_loss = valid_loss;
+        summary.validations++;
         summary.last_valid_metric = metric;
         metrics_ << json{{"type", "valid"},
                          {"step", progress_.step},
@@ -353,6 +357,40 @@ class Run {
             return true;
         }
         return false;
+    }
+
+    // The held-out test split, decoded greedily with the best checkpoint's weights.
+    void test(TrainSummary& summary) {
+        std::string best = dir_ + "/best.safetensors";
+        if (std::filesystem::exists(best)) load_parameters(load_safetensors(best), *model_);
+        model_->eval();
+        std::vector<std::string> sources, references, hypotheses;
+        for (const auto& p : task_.test) {
+            sources.push_back(p.source);
+            references.push_back(task_.pipeline.join(task_.pipeline.tokens(p.target)));
+        }
+        DecodeOptions greedy = decode_options_from(config_.decode);
+        greedy.beam_size = 1;
+        auto start = Clock::now();
+        for (const Translation& tr : translate(*model_, task_, sources, greedy))
+            hypotheses.push_back(tr.text);
+        double seconds = seconds_since(start);
+        summary.test_metric = task_.is_dates()
+                                  ? 100.0 * exact_match_accuracy(hypotheses, references)
+                                  : corpus_bleu(hypotheses, {references}).score;
+        summary.has_test = true;
+        metrics_ << json{{"type", "test"},
+                         {"step", progress_.step},
+                         {summary.metric_name, summary.test_metric},
+                         {"sentences", sources.size()},
+                         {"greedy_sentences_per_s", double(sources.size()) / seconds}}
+                        .dump()
+                 << "\n";
+        metrics_.flush();
+        if (!options_.quiet)
+            fmt::print(stderr, "test ({} sentences, best checkpoint, greedy): {} {:.2f}\n",
+                       sources.size(), summary.metric_name, summary.test_metric);
+        model_->train();
     }
 
     void save(const std::string& path) {

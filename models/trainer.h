@@ -25,6 +25,9 @@ struct TrainSummary {
     double last_valid_loss = 0;
     double last_valid_metric = 0;  // accuracy (dates) or BLEU (text) of the last validation
     std::string metric_name;
+    int validations = 0;  // run in this session
+    bool has_test = false;
+    double test_metric = 0;  // on the test split with the best checkpoint (greedy)
     double seconds = 0;
     bool interrupted = false;
     bool stopped_early = false;

@@ -1,0 +1,77 @@
+// The pieces learn together: a tiny attention model (Embedding, GRU, attention, cross-entropy,
+// Adam with clipping) learns to reverse random sequences.
+#include <doctest/doctest.h>
+
+#include "data/vocab.h"
+#include "models/decoding.h"
+#include "models/seq2seq.h"
+#include "optim/adam.h"
+#include "optim/clip.h"
+
+using namespace seqgrad;
+
+namespace {
+
+// Random sequences over 10 symbols (ids 4..13), length 3..8; the target is the reverse.
+Batch reverse_batch(Rng& rng, int batch_size) {
+    std::vector<EncodedPair> pairs;
+    std::vector<size_t> indices;
+    for (int i = 0; i < batch_size; ++i) {
+        int length = 3 + int(rng.below(6));
+        EncodedPair p;
+        for (int t = 0; t < length; ++t) p.source.push_back(4 + int32_t(rng.below(10)));
+        p.target.assign(p.source.rbegin(), p.source.rend());
+        p.source.push_back(Vocab::EOS);
+        p.target.push_back(Vocab::EOS);
+        pairs.push_back(p);
+        indices.push_back(size_t(i));
+    }
+    return make_batch(pairs, indices);
+}
+
+}  // namespace
+
+TEST_CASE("a tiny attention model learns to reverse sequences (> 95% token accuracy)") {
+    for (const char* attention : {"bahdanau", "luong_general"}) {
+        CAPTURE(attention);
+        ModelConfig c;
+        c.embedding_size = 16;
+        c.hidden_size = 48;
+        c.attention = attention;
+        c.attention_size = 32;
+        Rng rng(3);
+        Seq2Seq model(c, 14, 14, rng);
+        AdamOptions o;
+        o.lr = 0.01;
+        Adam adam(model.named_parameters(), o);
+        Rng data(11);
+        for (int step = 0; step < 400; ++step) {
+            Batch batch = reverse_batch(data, 32);
+            adam.zero_grad();
+            LossOutput out = model.forward_loss(batch);
+            out.loss.backward();
+            clip_grad_norm(model.parameters(), 1.0);
+            adam.step();
+        }
+        // Held-out batches, decoded greedily (no teacher forcing): token accuracy.
+        model.eval();
+        NoGradGuard no_grad;
+        int64_t correct = 0, total = 0;
+        for (int k = 0; k < 4; ++k) {
+            Batch batch = reverse_batch(data, 64);
+            DecoderState state = model.initial_state(model.encode(batch));
+            DecodeOptions greedy;
+            greedy.max_length = 12;
+            std::vector<Hypothesis> hyps = greedy_decode(model, state, greedy, batch.src_lengths);
+            for (int b = 0; b < batch.batch_size; ++b)
+                for (int t = 0; t < batch.tgt_lengths[b]; ++t) {
+                    int32_t want = batch.tgt_out[b * batch.tgt_len + t];
+                    correct += t < int(hyps[b].tokens.size()) && hyps[b].tokens[t] == want;
+                    ++total;
+                }
+        }
+        double accuracy = double(correct) / double(total);
+        INFO("token accuracy " << accuracy);
+        CHECK(accuracy > 0.95);
+    }
+}
