@@ -1,0 +1,58 @@
+// Reading a parallel corpus: one sentence pair per line, the two sides separated by a tab.
+//
+// The format, line by line (UTF-8, LF or CRLF line ends, an optional UTF-8 byte-order mark):
+//     column 1 <TAB> column 2 [<TAB> more columns, ignored]
+// Columns after the second are allowed and ignored, because the Tatoeba / manythings.org files
+// that most translation exercises start from carry a third column with the attribution.
+// A line is bad if it has no tab, if a side is empty (or only white space), or if it is not
+// valid UTF-8; an empty line is bad too (it has no tab). Each side is trimmed of surrounding
+// white space.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace seqgrad {
+
+/// One aligned pair of sentences, and where it came from.
+struct SentencePair {
+    std::string source;
+    std::string target;
+    size_t line = 0;  ///< 1-based line in the file; 0 when the pair was not read from a file
+};
+
+/// What to do with a bad line.
+enum class OnBadLine {
+    fail,  ///< throw std::runtime_error "FILE:LINE: what is wrong"
+    skip,  ///< leave it out, count it, and keep the first few messages
+};
+
+struct CorpusOptions {
+    /// Which column holds the source sentence: 0 (the first) or 1 (the second). The other
+    /// column is the target.
+    int source_column = 0;
+    OnBadLine on_bad_line = OnBadLine::fail;
+    /// With OnBadLine::skip, how many messages to keep (all bad lines are counted).
+    size_t max_messages = 5;
+};
+
+struct CorpusReadResult {
+    std::vector<SentencePair> pairs;
+    size_t skipped = 0;                 ///< number of bad lines left out
+    std::vector<std::string> messages;  ///< "FILE:LINE: what is wrong", the first few
+};
+
+/// Reads the corpus file at `path`. Throws std::runtime_error if the file cannot be read, on
+/// the first bad line with OnBadLine::fail, and if no good pair is left.
+CorpusReadResult read_parallel_corpus(const std::string& path, const CorpusOptions& options = {});
+
+/// The same, on text already in memory; `name` stands for the file name in messages.
+CorpusReadResult parse_parallel_corpus(std::string_view text, const std::string& name,
+                                       const CorpusOptions& options = {});
+
+/// "on_bad_line" values as written in configs: "fail" or "skip".
+OnBadLine on_bad_line_from_string(std::string_view name);
+
+}  // namespace seqgrad
