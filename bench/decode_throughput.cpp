@@ -1,0 +1,72 @@
+// Decoding speed of a config-(a)-sized Bahdanau model (random seeded weights, E=H=A=256,
+// vocabularies 4000/6000) on sources from the benchmark distribution: greedy and beam 5
+// (alpha 0.6, score / len^alpha, max length 20), sentence by sentence (batch 1) or batched.
+// Prints one JSON line:
+//   {"impl":"seqgrad","bench":"decode","mode":"beam5","batch":1,"threads":1,
+//    "sentences_per_s":..,"mean_len":..,"peak_rss_mb":..}
+// usage: decode_throughput --mode greedy|beam5 [--batch B] [--threads N] [--seconds S]
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "apps/args.h"
+#include "autograd/gemm.h"
+#include "bench_util.h"
+#include "models/decoding.h"
+#include "models/seq2seq.h"
+#include "synthetic.h"
+
+using namespace seqgrad;
+
+int main(int argc, char** argv) {
+    Args args(std::vector<std::string>(argv + 1, argv + argc),
+              {"mode", "batch", "threads", "seconds", "seed"}, {});
+    const std::string mode = args.get("mode", "greedy");
+    if (mode != "greedy" && mode != "beam5") throw Error("--mode: greedy or beam5");
+    const int threads = args.get_int("threads", 1);
+    const double seconds = args.get_double("seconds", 10);
+    bench::BenchConfig c = bench::bench_config("a");
+    c.B = args.get_int("batch", 1);
+    set_blas_threads(threads);
+
+    Rng rng(uint64_t(args.get_int("seed", 0)));
+    Seq2Seq model(bench::model_config(c), c.Vs, c.Vt, rng);
+    model.eval();
+    std::vector<Batch> pool = bench::batch_pool(c, 2, 64 / std::min(c.B, 64) + 1);
+    DecodeOptions options;
+    options.beam_size = mode == "beam5" ? 5 : 1;
+    options.alpha = 0.6;
+    options.length_penalty = DecodeOptions::average;
+    options.max_length = 20;
+
+    size_t next = 0;
+    int64_t sentences = 0, output_tokens = 0;
+    auto decode = [&] {
+        NoGradGuard no_grad;
+        const Batch& batch = pool[next++ % pool.size()];
+        DecoderState state = model.initial_state(model.encode(batch));
+        if (options.beam_size == 1) {
+            for (const Hypothesis& h : greedy_decode(model, state, options, batch.src_lengths))
+                output_tokens += int64_t(h.tokens.size());
+        } else {
+            for (const auto& nbest : beam_search(model, state, options, batch.src_lengths))
+                output_tokens += int64_t(nbest[0].tokens.size());
+        }
+        sentences += batch.batch_size;
+    };
+    bench::time_it(decode, 1.0, 0, 3);
+    sentences = output_tokens = 0;
+    bench::Timing t = bench::time_it(decode, seconds, 0, 3);
+    double seconds_per_sentence = t.median_ms / 1e3 / c.B;
+    nlohmann::json line{{"impl", "seqgrad"},
+                        {"bench", "decode"},
+                        {"mode", mode},
+                        {"batch", c.B},
+                        {"threads", threads},
+                        {"sentences_per_s", 1.0 / seconds_per_sentence},
+                        {"sentences", sentences},
+                        {"mean_len", double(output_tokens) / double(sentences)},
+                        {"peak_rss_mb", bench::peak_rss_mb()}};
+    fmt::print("{}\n", line.dump());
+    return 0;
+}

@@ -1,0 +1,82 @@
+// One training step of the real Seq2Seq model — forward, backward, clip_grad_norm(1.0), Adam —
+// on the synthetic data of bench/torch_baseline.py. Prints one JSON line:
+//   {"impl":"seqgrad","bench":"train","config":"a","threads":1,"ms_per_step":..,
+//    "tokens_per_s":..,"gflops":..,"peak_rss_mb":..}
+// usage: train_throughput --config a|b|c|d|e [--threads N] [--seconds S] [--batch B]
+//                         [--target-len L]   (fixed target length, for the cost-growth table)
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "apps/args.h"
+#include "autograd/gemm.h"
+#include "bench_util.h"
+#include "models/seq2seq.h"
+#include "optim/adam.h"
+#include "optim/clip.h"
+#include "synthetic.h"
+
+using namespace seqgrad;
+
+int main(int argc, char** argv) {
+    Args args(std::vector<std::string>(argv + 1, argv + argc),
+              {"config", "threads", "seconds", "batch", "target-len", "seed"}, {});
+    bench::BenchConfig c = bench::bench_config(args.get("config", "a"));
+    const int threads = args.get_int("threads", 1);
+    const double seconds = args.get_double("seconds", 10);
+    const int target_len = args.get_int("target-len", 0);
+    c.B = args.get_int("batch", c.B);
+    set_blas_threads(threads);
+
+    Rng rng(uint64_t(args.get_int("seed", 0)));
+    Seq2Seq model(bench::model_config(c), c.Vs, c.Vt, rng);
+    AdamOptions o;
+    o.lr = 1e-3;
+    Adam adam(model.named_parameters(), o);
+    std::vector<Batch> pool = bench::batch_pool(c, 1, 16, 5, 12, target_len);
+    std::vector<Tensor> params = model.parameters();
+
+    size_t next = 0;
+    int64_t tokens = 0, steps = 0;
+    double flops = 0;
+    auto step = [&] {
+        const Batch& batch = pool[next++ % pool.size()];
+        adam.zero_grad();
+        LossOutput out = model.forward_loss(batch);
+        out.loss.backward();
+        clip_grad_norm(params, 1.0);
+        adam.step();
+        tokens += batch.num_target_tokens;
+        flops += bench::training_flops(c, batch);
+        ++steps;
+    };
+    // warm-up (3 s or 10 steps), then time
+    bench::time_it(step, 0, 0, 10);
+    BufferPoolStats before = buffer_pool_stats();
+    tokens = 0;
+    steps = 0;
+    flops = 0;
+    bench::Timing t = bench::time_it(step, seconds, 0, 5);
+    BufferPoolStats after = buffer_pool_stats();
+    double tokens_per_step = double(tokens) / double(steps);
+    double flops_per_step = flops / double(steps);
+    nlohmann::json line{{"impl", "seqgrad"},
+                        {"bench", "train"},
+                        {"config", c.name},
+                        {"threads", threads},
+                        {"batch", c.B},
+                        {"target_len", target_len},
+                        {"ms_per_step", t.median_ms},
+                        {"ms_per_step_mean", t.mean_ms},
+                        {"tokens_per_s", tokens_per_step / (t.median_ms / 1e3)},
+                        {"tokens_per_step", tokens_per_step},
+                        {"gflops", flops_per_step / (t.median_ms / 1e3) / 1e9},
+                        {"gflop_per_step", flops_per_step / 1e9},
+                        {"steps", t.runs},
+                        {"live_buffers_growth", after.live_buffers - before.live_buffers},
+                        {"system_allocations_during_timing",
+                         after.system_allocations - before.system_allocations},
+                        {"peak_rss_mb", bench::peak_rss_mb()}};
+    fmt::print("{}\n", line.dump());
+    return 0;
+}
