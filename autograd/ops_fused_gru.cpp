@@ -1,0 +1,371 @@
+// The GRU cell: the composed twin (primitive ops), the fused op with its hand-written backward,
+// and the op that assembles per-step states into a [B,T,dirs*H] output. Maths in
+// autograd/fused_gru.h; shapes at the top of each function.
+#include "autograd/fused_gru.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "autograd/gemm.h"
+#include "autograd/ops.h"
+
+namespace seqgrad {
+
+// ---- activations, in place over n values ----------------------------------------------------
+//
+// Outside its products the cell's time goes to its sigmoids and tanh (about 40% of a forward
+// step at B = 32, H = 256 with std::exp / std::tanh), and a loop calling std::exp is not
+// vectorised without -ffast-math. In float (training), they run 8 lanes at a time with GCC/Clang
+// vector extensions (plain arithmetic on 8 floats, mapped to AVX instructions):
+//   e^x = 2^k e^r,  k = round(x / ln 2),  r = x − k ln 2 ∈ [−ln2/2, ln2/2],
+//   e^r by Cephes' degree-6 polynomial, 2^k written straight into the exponent bits,
+//   x clamped to [−87, 88] so that 2^k stays a normal float; relative error < 3e-7.
+//   σ(x) = 1 / (1 + e^−x)
+//   tanh(x) = x + x³ P(x²) for |x| < 0.625 (Cephes tanhf), else sign(x) (1 − 2 / (e^2|x| + 1))
+// In double (gradient checks), std::exp and std::tanh, exactly as the sigmoid and tanh ops.
+namespace {
+
+using f32x8 = float __attribute__((vector_size(32)));
+using i32x8 = int32_t __attribute__((vector_size(32)));
+
+inline f32x8 splat(float v) {
+    return f32x8{v, v, v, v, v, v, v, v};
+}
+
+inline f32x8 exp_f32x8(f32x8 x) {
+    x = x < splat(-87.0f) ? splat(-87.0f) : x;
+    x = x > splat(88.0f) ? splat(88.0f) : x;
+    // round(x / ln 2) by adding and subtracting 1.5 * 2^23 (round-to-nearest of the FPU)
+    const f32x8 k = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+    const f32x8 r = x - k * 0.693359375f - k * -2.12194440e-4f;  // ln 2 in two parts
+    f32x8 p = splat(1.9875691500e-4f);
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+    const i32x8 exponent_bits = (__builtin_convertvector(k, i32x8) + 127) << 23;
+    f32x8 two_to_k;
+    std::memcpy(&two_to_k, &exponent_bits, sizeof two_to_k);
+    return p * two_to_k;
+}
+
+inline f32x8 sigmoid_f32x8(f32x8 x) {
+    return 1.0f / (1.0f + exp_f32x8(-x));
+}
+
+inline f32x8 tanh_f32x8(f32x8 x) {
+    const f32x8 x2 = x * x;
+    f32x8 p = splat(-5.70498872745e-3f);
+    p = p * x2 + 2.06390887954e-2f;
+    p = p * x2 - 5.37397155531e-2f;
+    p = p * x2 + 1.33314422036e-1f;
+    p = p * x2 - 3.33332819422e-1f;
+    const f32x8 small = p * x2 * x + x;
+    const f32x8 abs_x = x < splat(0.0f) ? -x : x;
+    const f32x8 large_abs = 1.0f - 2.0f / (exp_f32x8(2.0f * abs_x) + 1.0f);
+    const f32x8 large = x < splat(0.0f) ? -large_abs : large_abs;
+    return abs_x < splat(0.625f) ? small : large;
+}
+
+// Applies f to v[0..n) 8 at a time; the last n % 8 values go through a zero-padded block.
+template <class F8>
+void apply_f32x8(float* v, int64_t n, F8 f) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        f32x8 x;
+        std::memcpy(&x, v + i, sizeof x);
+        x = f(x);
+        std::memcpy(v + i, &x, sizeof x);
+    }
+    if (i < n) {
+        f32x8 x = splat(0.0f);
+        std::memcpy(&x, v + i, sizeof(float) * size_t(n - i));
+        x = f(x);
+        std::memcpy(v + i, &x, sizeof(float) * size_t(n - i));
+    }
+}
+
+}  // namespace
+
+void sigmoid_inplace(float* v, int64_t n) {
+    apply_f32x8(v, n, sigmoid_f32x8);
+}
+void tanh_inplace(float* v, int64_t n) {
+    apply_f32x8(v, n, tanh_f32x8);
+}
+// σ(v) written exactly as the sigmoid op writes it, so that fused and composed agree.
+void sigmoid_inplace(double* v, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) v[i] = 1 / (1 + std::exp(-v[i]));
+}
+void tanh_inplace(double* v, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) v[i] = std::tanh(v[i]);
+}
+
+// ---- shape checks shared by the cells -----------------------------------------------------
+namespace {
+
+struct CellDims {
+    int64_t B, H;
+    int64_t T;  // steps in the input gates tensor (1 for gru_cell)
+    int64_t t;  // the step read
+    // Rows [active, B) all have step mask 0: they only copy h (forward) and pass the gradient
+    // to h (backward), and the products skip them. In a batch sorted by decreasing length the
+    // finished sequences are exactly such a tail, so the cell then does only the work of the
+    // sequences still running (what PyTorch's pack_padded_sequence buys).
+    int64_t active;
+};
+
+// Checks h [B,H], weight_hh [3H,H], bias_hh [3H], step_mask [B] / [B,1], and
+// gates [B,3H] (per_step = false) or [B,T,3H] with 0 <= t < T (per_step = true).
+CellDims check_cell(const char* op, const Tensor& gates, bool per_step, int64_t t, const Tensor& h,
+                    const Tensor& weight_hh, const Tensor& bias_hh, const Tensor& step_mask) {
+    auto shapes = [&] {
+        return fmt::format("{} {}, h {}, weight_hh {}, bias_hh {}",
+                           per_step ? "all_input_gates" : "input_gates",
+                           gates.defined() ? gates.shape().str() : "undefined",
+                           h.defined() ? h.shape().str() : "undefined",
+                           weight_hh.defined() ? weight_hh.shape().str() : "undefined",
+                           bias_hh.defined() ? bias_hh.shape().str() : "undefined");
+    };
+    auto fail = [&](const std::string& why) {
+        return Error(fmt::format("{}: {}: {}", op, shapes(), why));
+    };
+    if (!gates.defined() || !h.defined() || !weight_hh.defined() || !bias_hh.defined())
+        throw fail("input gates, h, weight_hh and bias_hh must all be defined");
+    if (h.rank() != 2) throw fail("h must be [B,H]");
+    const int64_t B = h.size(0), H = h.size(1);
+    if (weight_hh.shape() != Shape{3 * H, H})
+        throw fail(fmt::format("weight_hh must be [3H,H] = [{},{}]", 3 * H, H));
+    if (bias_hh.shape() != Shape{3 * H})
+        throw fail(fmt::format("bias_hh must be [3H] = [{}]", 3 * H));
+    CellDims d{B, H, 1, 0, B};
+    if (per_step) {
+        if (gates.rank() != 3 || gates.size(0) != B || gates.size(2) != 3 * H)
+            throw fail(fmt::format("all_input_gates must be [B,T,3H] = [{},T,{}]", B, 3 * H));
+        d.T = gates.size(1);
+        if (t < 0 || t >= d.T)
+            throw fail(fmt::format("step {} is out of range for {} steps", t, d.T));
+        d.t = t;
+    } else if (gates.shape() != Shape{B, 3 * H}) {
+        throw fail(fmt::format("input_gates must be [B,3H] = [{},{}]", B, 3 * H));
+    }
+    if (step_mask.defined()) {
+        bool ok = step_mask.numel() == B &&
+                  (step_mask.rank() == 1 || (step_mask.rank() == 2 && step_mask.size(1) == 1));
+        if (!ok)
+            throw fail(fmt::format("step_mask {} must be [B] or [B,1] with B = {}",
+                                   step_mask.shape().str(), B));
+        if (step_mask.requires_grad()) throw fail("step_mask must not require grad");
+        while (d.active > 0 && step_mask.data()[d.active - 1] == 0) --d.active;
+    }
+    return d;
+}
+
+}  // namespace
+
+// ---- the composed twin: the definition -----------------------------------------------------
+
+// x [B,in], h [B,H], weight_ih [3H,in], weight_hh [3H,H], bias_ih [3H], bias_hh [3H],
+// step_mask [B] / [B,1] (optional) -> h' [B,H]. Primitive ops only: this is the definition.
+Tensor gru_cell_composed(const Tensor& x, const Tensor& h, const Tensor& weight_ih,
+                         const Tensor& weight_hh, const Tensor& bias_ih, const Tensor& bias_hh,
+                         const Tensor& step_mask) {
+    if (!x.defined() || x.rank() != 2 || !h.defined() || h.rank() != 2 || x.size(0) != h.size(0))
+        throw Error(fmt::format("gru_cell_composed: x {} and h {} must be [B,in] and [B,H]",
+                                x.defined() ? x.shape().str() : "undefined",
+                                h.defined() ? h.shape().str() : "undefined"));
+    const int64_t B = h.size(0), H = h.size(1);
+    Tensor gates_x = linear(x, weight_ih, bias_ih);  // [B,3H]: the input gates gi
+    check_cell("gru_cell_composed", gates_x, false, 0, h, weight_hh, bias_hh, step_mask);
+    Tensor gates_h = linear(h, weight_hh, bias_hh);  // [B,3H]: the hidden gates gh
+
+    Tensor r = sigmoid(slice(gates_x, 1, 0, H) + slice(gates_h, 1, 0, H));
+    Tensor z = sigmoid(slice(gates_x, 1, H, 2 * H) + slice(gates_h, 1, H, 2 * H));
+    Tensor n = tanh(slice(gates_x, 1, 2 * H, 3 * H) + r * slice(gates_h, 1, 2 * H, 3 * H));
+    Tensor h_next = (1 - z) * n + z * h;
+    if (!step_mask.defined()) return h_next;
+    Tensor m = reshape(step_mask, {B, 1});
+    return m * h_next + (1 - m) * h;
+}
+
+// ---- the fused cell: one node, hand-written backward --------------------------------------
+namespace {
+
+// The fused cell on step d.t of gates [B,T,3H] (T = 1 for a plain [B,3H]); rows past d.active
+// (all masked) only copy h.
+//   forward:  gh = h W_hhᵀ + b_hh (one gemm), then one pass over [B,H] for r, z, n, h'.
+//   saved:    [B,3H] rows r | z | gh_n (r and z overwrite gh_r and gh_z in place), then n [B,H].
+Tensor fused_cell(const char* op, const Tensor& gates, CellDims d, const Tensor& h,
+                  const Tensor& weight_hh, const Tensor& bias_hh, const Tensor& step_mask) {
+    const int64_t B = d.B, H = d.H, G = 3 * H, active = d.active;
+    const int64_t gate_row_stride = d.T * G, gate_offset = d.t * G;
+
+    Buffer saved(size_t(4 * B * H));
+    real* const rzg = saved.data();   // [B,3H]: gh, then r | z | gh_n
+    real* const n_all = rzg + B * G;  // [B,H]
+    for (int64_t b = 0; b < active; ++b) std::memcpy(rzg + b * G, bias_hh.data(), sizeof(real) * G);
+    gemm(false, true, active, G, H, 1, h.data(), weight_hh.data(), 1, rzg);  // gh = h W_hhᵀ + b_hh
+
+    Tensor out = make_result({B, H});
+    std::memcpy(out.data() + active * H, h.data() + active * H, sizeof(real) * (B - active) * H);
+    const real* const mask = step_mask.defined() ? step_mask.data() : nullptr;
+    for (int64_t b = 0; b < active; ++b) {
+        const real* gi_r = gates.data() + b * gate_row_stride + gate_offset;
+        const real* gi_n = gi_r + 2 * H;
+        real* r = rzg + b * G;  // holds gh_r until overwritten with r
+        real* z = r + H;        // holds gh_z until overwritten with z
+        const real* gh_n = r + 2 * H;
+        real* n = n_all + b * H;
+        const real* h_row = h.data() + b * H;
+        real* h_next = out.data() + b * H;
+        for (int64_t j = 0; j < 2 * H; ++j) r[j] += gi_r[j];  // r | z pre-activations
+        sigmoid_inplace(r, 2 * H);                            // r = σ(.), z = σ(.)
+        for (int64_t j = 0; j < H; ++j) n[j] = gi_n[j] + r[j] * gh_n[j];
+        tanh_inplace(n, H);
+        for (int64_t j = 0; j < H; ++j) h_next[j] = (1 - z[j]) * n[j] + z[j] * h_row[j];
+        if (mask) {  // h' = m h' + (1 - m) h
+            const real m = mask[b];
+            for (int64_t j = 0; j < H; ++j) h_next[j] = m * h_next[j] + (1 - m) * h_row[j];
+        }
+    }
+
+    std::vector<Tensor> inputs{gates, h, weight_hh, bias_hh};
+    if (step_mask.defined()) inputs.push_back(step_mask);
+    // backward, with g = dh' and m the step mask (1 without one); per element:
+    //   g_new = m g                                 (what reaches the unmasked h')
+    //   dn    = g_new (1 − z)        da_n = dn (1 − n²)           (a_n = gi_n + r gh_n)
+    //   dz    = g_new (h − n)        da_z = dz z (1 − z)          (a_z = gi_z + gh_z)
+    //   dr    = da_n gh_n            da_r = dr r (1 − r)          (a_r = gi_r + gh_r)
+    //   d gi  += [da_r | da_z | da_n]
+    //   d gh   = [da_r | da_z | da_n r]
+    //   dh    += g_new z + (1 − m) g  +  d gh W_hh     (the last term: one gemm)
+    //   dW_hh += d ghᵀ h                                (one gemm)
+    //   db_hh += Σ_b d gh
+    if (record(out, op, inputs, [d](Node& out) {
+            const int64_t B = d.B, H = d.H, G = 3 * H, active = d.active;
+            const int64_t gate_row_stride = d.T * G, gate_offset = d.t * G;
+            const real* const g_all = out.grad.data();
+            const real* const h_all = out.parent(1).data;
+            const real* const weight_hh = out.parent(2).data;
+            const real* const mask = out.parents.size() > 4 ? out.parent(4).data : nullptr;
+            const real* const rzg = out.saved.data();
+            const real* const n_all = rzg + B * G;
+            real* const d_gates = parent_grad(out, 0);
+            real* const dh_all = parent_grad(out, 1);
+            real* const d_weight_hh = parent_grad(out, 2);
+            real* const d_bias_hh = parent_grad(out, 3);
+
+            Buffer d_gh_buffer(size_t(active * G));
+            real* const d_gh_all = d_gh_buffer.data();
+            for (int64_t b = 0; b < active; ++b) {
+                const real m = mask ? mask[b] : real(1);
+                const real *r = rzg + b * G, *z = r + H, *gh_n = r + 2 * H;
+                const real *n = n_all + b * H, *h = h_all + b * H, *g = g_all + b * H;
+                real* da_r = d_gh_all + b * G;  // d gh_r = da_r
+                real* da_z = da_r + H;          // d gh_z = da_z
+                real* d_gh_n = da_r + 2 * H;    // holds da_n, then d gh_n = da_n r
+                for (int64_t j = 0; j < H; ++j) {
+                    const real g_new = m * g[j];
+                    const real da_n = g_new * (1 - z[j]) * (1 - n[j] * n[j]);
+                    da_z[j] = g_new * (h[j] - n[j]) * z[j] * (1 - z[j]);
+                    da_r[j] = da_n * gh_n[j] * r[j] * (1 - r[j]);
+                    d_gh_n[j] = da_n;
+                }
+                if (d_gates) {  // d gi = [da_r | da_z | da_n]: the first d gh row, as it is now
+                    real* dgi = d_gates + b * gate_row_stride + gate_offset;
+                    for (int64_t j = 0; j < G; ++j) dgi[j] += da_r[j];
+                }
+                for (int64_t j = 0; j < H; ++j) d_gh_n[j] *= r[j];
+                if (dh_all) {
+                    real* dh = dh_all + b * H;
+                    for (int64_t j = 0; j < H; ++j) dh[j] += m * g[j] * z[j] + (1 - m) * g[j];
+                }
+            }
+            if (dh_all)  // finished rows: h' = h, so dh += g
+                for (int64_t i = active * H; i < B * H; ++i) dh_all[i] += g_all[i];
+            if (dh_all) gemm(false, false, active, H, G, 1, d_gh_all, weight_hh, 1, dh_all);
+            if (d_weight_hh) gemm(true, false, G, H, active, 1, d_gh_all, h_all, 1, d_weight_hh);
+            if (d_bias_hh)
+                for (int64_t b = 0; b < active; ++b)
+                    for (int64_t j = 0; j < G; ++j) d_bias_hh[j] += d_gh_all[b * G + j];
+        }))
+        out.node().saved = std::move(saved);
+    return out;
+}
+
+}  // namespace
+
+// input_gates [B,3H], h [B,H], weight_hh [3H,H], bias_hh [3H], step_mask [B] -> h' [B,H]
+Tensor gru_cell(const Tensor& input_gates, const Tensor& h, const Tensor& weight_hh,
+                const Tensor& bias_hh, const Tensor& step_mask) {
+    CellDims d = check_cell("gru_cell", input_gates, false, 0, h, weight_hh, bias_hh, step_mask);
+    return fused_cell("gru_cell", input_gates, d, h, weight_hh, bias_hh, step_mask);
+}
+
+// all_input_gates [B,T,3H] read at step t, the rest as gru_cell -> h' [B,H]
+Tensor gru_cell_step(const Tensor& all_input_gates, int64_t t, const Tensor& h,
+                     const Tensor& weight_hh, const Tensor& bias_hh, const Tensor& step_mask) {
+    CellDims d =
+        check_cell("gru_cell_step", all_input_gates, true, t, h, weight_hh, bias_hh, step_mask);
+    return fused_cell("gru_cell_step", all_input_gates, d, h, weight_hh, bias_hh, step_mask);
+}
+
+// ---- assembling a recurrence's outputs -----------------------------------------------------
+
+// states: directions*T tensors [B,H] (direction-major), lengths [B] -> [B, T, directions*H]
+Tensor gather_step_states(const std::vector<Tensor>& states, int directions,
+                          const std::vector<int32_t>& lengths) {
+    if (directions < 1 || states.empty() || states.size() % size_t(directions) != 0)
+        throw Error(fmt::format("gather_step_states: {} states for {} directions", states.size(),
+                                directions));
+    const int64_t T = int64_t(states.size()) / directions;
+    const Shape& first = states[0].shape();
+    if (first.rank() != 2)
+        throw Error(fmt::format("gather_step_states: states must be [B,H], got {}", first.str()));
+    for (const Tensor& s : states)
+        if (s.shape() != first)
+            throw Error(fmt::format("gather_step_states: states {} and {} differ", first.str(),
+                                    s.shape().str()));
+    const int64_t B = first[0], H = first[1], D = directions, row = D * H;
+    if (int64_t(lengths.size()) != B)
+        throw Error(
+            fmt::format("gather_step_states: {} lengths for a batch of {}", lengths.size(), B));
+    for (size_t b = 0; b < lengths.size(); ++b)
+        if (lengths[b] < 1 || lengths[b] > T)
+            throw Error(fmt::format("gather_step_states: length {} of sequence {} is not in 1..{}",
+                                    lengths[b], b, T));
+
+    Tensor out = make_result({B, T, D * H});
+    for (int64_t b = 0; b < B; ++b)
+        for (int64_t t = 0; t < T; ++t)
+            for (int64_t dir = 0; dir < D; ++dir) {
+                real* dst = out.data() + (b * T + t) * row + dir * H;
+                if (t < lengths[b])
+                    std::memcpy(dst, states[dir * T + t].data() + b * H, sizeof(real) * H);
+                else
+                    std::fill(dst, dst + H, real(0));
+            }
+    if (record(out, "gather_step_states", states, [B, T, H, row](Node& out) {
+            const real* g = out.grad.data();
+            const auto& lengths = out.saved_ints;
+            for (size_t i = 0; i < out.parents.size(); ++i) {
+                real* d_state = parent_grad(out, i);
+                if (!d_state) continue;
+                const int64_t dir = int64_t(i) / T, t = int64_t(i) % T;
+                for (int64_t b = 0; b < B; ++b) {
+                    if (t >= lengths[b]) continue;
+                    const real* g_row = g + (b * T + t) * row + dir * H;
+                    for (int64_t j = 0; j < H; ++j) d_state[b * H + j] += g_row[j];
+                }
+            }
+        }))
+        out.node().saved_ints = lengths;
+    return out;
+}
+
+}  // namespace seqgrad
