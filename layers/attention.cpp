@@ -72,14 +72,27 @@ void Attention::check_inputs(const char* who, const Tensor& query, const Tensor&
     }
 }
 
-// weights = softmax(scores with −∞ at masked positions);  context = weights [B,1,S] · keys
-AttentionResult Attention::attend(const Tensor& scores, const Tensor& keys, const Tensor& mask) {
-    const int64_t B = keys.size(0), S = keys.size(1), Dk = keys.size(2);
+// weights = softmax(scores with −∞ at masked positions);  context = Σ_s weights_s keys_s
+AttentionResult Attention::attend(const Tensor& scores, const Tensor& keys, const Tensor& mask,
+                                  bool fused) {
     Tensor masked_scores =
         mask.defined() ? masked_fill(scores, mask, -std::numeric_limits<real>::infinity()) : scores;
-    Tensor weights = softmax(masked_scores);                                       // [B, S]
-    Tensor context = reshape(matmul(reshape(weights, {B, 1, S}), keys), {B, Dk});  // [B, Dk]
+    Tensor weights = softmax(masked_scores);  // [B, S]
+    Tensor context = fused ? attention_context(weights, keys)
+                           : attention_context_composed(weights, keys);  // [B, Dk]
     return {context, weights, scores};
+}
+
+// context = weights [B,1,S] · values [B,S,D]
+Tensor attention_context_composed(const Tensor& weights, const Tensor& values) {
+    const int64_t B = values.size(0), S = values.size(1), D = values.size(2);
+    return reshape(matmul(reshape(weights, {B, 1, S}), values), {B, D});
+}
+
+// scores = keys [B,S,D] · query [B,D,1]
+Tensor attention_dot_scores_composed(const Tensor& keys, const Tensor& query) {
+    const int64_t B = keys.size(0), S = keys.size(1), D = keys.size(2);
+    return reshape(matmul(keys, reshape(query, {B, D, 1})), {B, S});
 }
 
 // score[b,s] = Σ_a v[a] tanh(qp[b,a] + kp[b,s,a]), composed: add (broadcast), tanh, linear
@@ -120,7 +133,7 @@ AttentionResult BahdanauAttention::forward(const Tensor& query, const Tensor& ke
     Tensor scores =
         use_fused ? additive_attention_scores(query_projected, keys_projected, v.weight)
                   : additive_attention_scores_composed(query_projected, keys_projected, v.weight);
-    return attend(scores, keys, mask);
+    return attend(scores, keys, mask, use_fused);
 }
 
 Tensor BahdanauAttention::pre_activations(const Tensor& query, const Tensor& keys_projected) const {
@@ -203,7 +216,7 @@ Tensor LuongAttention::project_keys(const Tensor& keys) const {
     return keys;
 }
 
-// dot/general: score[b,s] = keys_projected[b,s,:] · q[b,:]  (batched [B,S,D] x [B,D,1]), ÷ √Dq
+// dot/general: score[b,s] = keys_projected[b,s,:] · q[b,:]  (÷ √Dq when scaled)
 // concat:      score[b,s] = vᵀ tanh(W_query q + keys_projected[b,s,:]),  W_query = W[:, :Dq]
 AttentionResult LuongAttention::forward(const Tensor& query, const Tensor& keys,
                                         const Tensor& keys_projected, const Tensor& mask) const {
@@ -211,7 +224,7 @@ AttentionResult LuongAttention::forward(const Tensor& query, const Tensor& keys,
                       : kind_ == LuongScore::general ? "LuongAttention(general)"
                                                      : "LuongAttention(concat)";
     check_inputs(who, query, keys, keys_projected, projected_dim(), mask);
-    const int64_t B = keys.size(0), S = keys.size(1), Dq = query_dim();
+    const int64_t Dq = query_dim();
     Tensor scores;
     if (kind_ == LuongScore::concat) {
         Tensor query_projected = linear(query, slice(W->weight, 1, 0, Dq));  // [B, A]
@@ -219,10 +232,11 @@ AttentionResult LuongAttention::forward(const Tensor& query, const Tensor& keys,
                            : additive_attention_scores_composed(query_projected, keys_projected,
                                                                 v->weight);
     } else {
-        scores = reshape(matmul(keys_projected, reshape(query, {B, Dq, 1})), {B, S});
+        scores = use_fused ? attention_dot_scores(keys_projected, query)
+                           : attention_dot_scores_composed(keys_projected, query);
         if (scaled_) scores = mul(scores, real(1 / std::sqrt(double(Dq))));
     }
-    return attend(scores, keys, mask);
+    return attend(scores, keys, mask, use_fused);
 }
 
 }  // namespace seqgrad

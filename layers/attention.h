@@ -68,8 +68,10 @@ class Attention : public Module {
     void check_inputs(const char* who, const Tensor& query, const Tensor& keys,
                       const Tensor& keys_projected, int64_t projected_dim,
                       const Tensor& mask) const;
-    // weights = softmax(scores masked with −∞), context = weights · keys (batched matmul).
-    static AttentionResult attend(const Tensor& scores, const Tensor& keys, const Tensor& mask);
+    // weights = softmax(scores masked with −∞), context = Σ_s weights_s keys_s (the fused
+    // attention_context op, or its composed twin, a batched matmul).
+    static AttentionResult attend(const Tensor& scores, const Tensor& keys, const Tensor& mask,
+                                  bool fused);
 
   private:
     int64_t query_dim_, key_dim_;
@@ -103,7 +105,8 @@ class BahdanauAttention : public Attention {
     int64_t attn_dim() const { return v.in_features(); }
 
     Linear W_q, W_k, v;
-    // The scores through the fused op (autograd/fused_attention.h) or its composed twin.
+    // Scores and context through the fused ops (autograd/fused_attention.h) or their composed
+    // twins (below): the same numbers, the composed ones are the textbook form.
     bool use_fused = true;
 };
 
@@ -134,7 +137,7 @@ class LuongAttention : public Attention {
     std::unique_ptr<Linear> W_a;  // general only
     std::unique_ptr<Linear> W;    // concat only
     std::unique_ptr<Linear> v;    // concat only
-    // concat: the scores through the fused op or its composed twin.
+    // Scores and context through the fused ops or their composed twins.
     bool use_fused = true;
 
   private:
@@ -145,9 +148,15 @@ class LuongAttention : public Attention {
 
 const char* to_string(LuongScore kind);
 
-// The composed twin of additive_attention_scores: vᵀ tanh(query_projected + keys_projected),
-// from add (broadcast over S), tanh and linear.  [B, A], [B, S, A], [1, A] -> [B, S]
+// ---- the composed twins of the kernels in autograd/fused_attention.h ------------------------
+
+// vᵀ tanh(query_projected + keys_projected): add (broadcast over S), tanh, linear.
+//   [B, A], [B, S, A], [1, A] -> [B, S]
 Tensor additive_attention_scores_composed(const Tensor& query_projected,
                                           const Tensor& keys_projected, const Tensor& v);
+// Σ_s weights[b,s] values[b,s,:]: the batched matmul [B,1,S] x [B,S,D].   -> [B, D]
+Tensor attention_context_composed(const Tensor& weights, const Tensor& values);
+// keys[b,s,:] · query[b,:]: the batched matmul [B,S,D] x [B,D,1].          -> [B, S]
+Tensor attention_dot_scores_composed(const Tensor& keys, const Tensor& query);
 
 }  // namespace seqgrad

@@ -62,19 +62,32 @@ void Adam::step() {
     for (size_t k = 0; k < params.size(); ++k) {
         Tensor p = params[k].second;
         if (!p.has_grad()) continue;
-        const real* grad = p.grad_data();
-        real* w = p.data();
-        real* m = state(exp_avg_, k).data();
-        real* v = state(exp_avg_sq_, k).data();
-        for (int64_t i = 0; i < p.numel(); ++i) {
-            real g = grad[i];
-            if (l2) g += wd * w[i];
-            if (decoupled) w[i] *= decay;
-            m[i] += (g - m[i]) * one_minus_beta1;  // = β1 m + (1−β1) g  (PyTorch's lerp)
-            v[i] = v[i] * beta2 + one_minus_beta2 * g * g;
-            const real denom = std::sqrt(v[i]) / bc2_sqrt + eps;
-            w[i] -= step_size * m[i] / denom;
-        }
+        // restrict: the four arrays never overlap, which lets the compiler vectorise the loop
+        const real* __restrict grad = p.grad_data();
+        real* __restrict w = p.data();
+        real* __restrict m = state(exp_avg_, k).data();
+        real* __restrict v = state(exp_avg_sq_, k).data();
+        const int64_t n = p.numel();
+        if (l2 || decoupled)
+            for (int64_t i = 0; i < n; ++i) {
+                if (decoupled) w[i] *= decay;
+                if (l2) {
+                    real g = grad[i] + wd * w[i];
+                    m[i] += (g - m[i]) * one_minus_beta1;
+                    v[i] = v[i] * beta2 + one_minus_beta2 * g * g;
+                } else {
+                    m[i] += (grad[i] - m[i]) * one_minus_beta1;
+                    v[i] = v[i] * beta2 + one_minus_beta2 * grad[i] * grad[i];
+                }
+                w[i] -= step_size * m[i] / (std::sqrt(v[i]) / bc2_sqrt + eps);
+            }
+        else
+            for (int64_t i = 0; i < n; ++i) {
+                const real g = grad[i];
+                m[i] += (g - m[i]) * one_minus_beta1;  // = β1 m + (1−β1) g  (PyTorch's lerp)
+                v[i] = v[i] * beta2 + one_minus_beta2 * g * g;
+                w[i] -= step_size * m[i] / (std::sqrt(v[i]) / bc2_sqrt + eps);
+            }
     }
 }
 

@@ -12,7 +12,15 @@ double grad_norm(const std::vector<Tensor>& params) {
     for (const Tensor& p : params) {
         const real* g = p.grad_data();
         if (!g) continue;
-        for (int64_t i = 0; i < p.numel(); ++i) sum_squares += double(g[i]) * double(g[i]);
+        // Eight independent partial sums: the additions can run in parallel lanes (a single
+        // running sum is one long dependency chain), and double keeps the sum exact enough.
+        const int64_t n = p.numel();
+        double partial[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        int64_t i = 0;
+        for (; i + 8 <= n; i += 8)
+            for (int k = 0; k < 8; ++k) partial[k] += double(g[i + k]) * double(g[i + k]);
+        for (; i < n; ++i) partial[0] += double(g[i]) * double(g[i]);
+        for (double s : partial) sum_squares += s;
     }
     return std::sqrt(sum_squares);
 }

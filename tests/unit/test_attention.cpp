@@ -39,14 +39,16 @@ std::vector<Variant> variants() {
         };
     };
     return {
-        {"bahdanau (fused scores)", 4, 6, bahdanau(true)},
-        {"bahdanau (composed scores)", 4, 6, bahdanau(false)},
+        {"bahdanau (fused)", 4, 6, bahdanau(true)},
+        {"bahdanau (composed)", 4, 6, bahdanau(false)},
         {"luong dot", 5, 5, luong(LuongScore::dot, 5, 5, false)},
+        {"luong dot (composed)", 5, 5, luong(LuongScore::dot, 5, 5, false, false)},
         {"luong dot scaled", 5, 5, luong(LuongScore::dot, 5, 5, true)},
         {"luong general", 4, 6, luong(LuongScore::general, 4, 6, false)},
+        {"luong general (composed)", 4, 6, luong(LuongScore::general, 4, 6, false, false)},
         {"luong general scaled", 4, 6, luong(LuongScore::general, 4, 6, true)},
-        {"luong concat (fused scores)", 4, 6, luong(LuongScore::concat, 4, 6, false, true)},
-        {"luong concat (composed scores)", 4, 6, luong(LuongScore::concat, 4, 6, false, false)},
+        {"luong concat (fused)", 4, 6, luong(LuongScore::concat, 4, 6, false, true)},
+        {"luong concat (composed)", 4, 6, luong(LuongScore::concat, 4, 6, false, false)},
     };
 }
 
@@ -144,28 +146,71 @@ TEST_CASE("gradcheck of every attention kind with a padding mask, two decoder st
     }
 }
 
-TEST_CASE("fused additive scores == composed twin, values and gradients") {
-    Tensor qp = random_tensor({3, 5}, 21, true, -2, 2);
-    Tensor kp = random_tensor({3, 4, 5}, 22, true, -2, 2);
-    Tensor v = random_tensor({1, 5}, 23, true, -2, 2);
-    expect_gradcheck([](auto& x) { return additive_attention_scores(x[0], x[1], x[2]); },
-                     {qp, kp, v});
-    Tensor upstream = random_tensor({3, 4}, 24, false);
-    Tensor fused = additive_attention_scores(qp, kp, v);
-    fused.backward(upstream);
-    std::vector<std::vector<real>> fused_grads{qp.grad().to_vector(), kp.grad().to_vector(),
-                                               v.grad().to_vector()};
-    for (Tensor t : {qp, kp, v}) t.zero_grad();
-    Tensor composed = additive_attention_scores_composed(qp, kp, v);
-    composed.backward(upstream);
-    std::vector<std::vector<real>> composed_grads{qp.grad().to_vector(), kp.grad().to_vector(),
-                                                  v.grad().to_vector()};
-    for (int64_t i = 0; i < fused.numel(); ++i)
-        CHECK(std::fabs(fused.data()[i] - composed.data()[i]) < 1e-12);
-    for (size_t k = 0; k < 3; ++k)
-        for (size_t i = 0; i < fused_grads[k].size(); ++i)
-            CHECK(std::fabs(fused_grads[k][i] - composed_grads[k][i]) < 1e-12);
-    CHECK_THROWS_AS(additive_attention_scores(qp, kp, random_tensor({1, 4}, 25)), Error);
+namespace {
+
+// Runs f on the inputs with an upstream gradient and returns (output, every input's gradient).
+std::vector<std::vector<real>> output_and_gradients(
+    const std::function<Tensor(const std::vector<Tensor>&)>& f, const std::vector<Tensor>& inputs,
+    uint64_t seed) {
+    for (Tensor t : inputs) t.zero_grad();
+    Tensor out = f(inputs);
+    out.backward(random_tensor(out.shape(), seed, false));
+    std::vector<std::vector<real>> result{out.to_vector()};
+    for (const Tensor& t : inputs) result.push_back(t.grad().to_vector());
+    return result;
+}
+
+void expect_same(const std::vector<std::vector<real>>& a, const std::vector<std::vector<real>>& b) {
+    REQUIRE(a.size() == b.size());
+    for (size_t k = 0; k < a.size(); ++k) {
+        CAPTURE(k);  // 0: the output, k: the gradient of input k - 1
+        REQUIRE(a[k].size() == b[k].size());
+        double worst = 0;
+        for (size_t i = 0; i < a[k].size(); ++i)
+            worst = std::max(worst, double(std::fabs(a[k][i] - b[k][i])));
+        CHECK(worst < 1e-12);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("fused attention kernels: gradcheck, and == their composed twins") {
+    SUBCASE("additive scores") {
+        Tensor qp = random_tensor({3, 13}, 21, true, -2, 2);  // A = 13: not a multiple of 8
+        Tensor kp = random_tensor({3, 4, 13}, 22, true, -2, 2);
+        Tensor v = random_tensor({1, 13}, 23, true, -2, 2);
+        auto fused = [](auto& x) { return additive_attention_scores(x[0], x[1], x[2]); };
+        auto composed = [](auto& x) {
+            return additive_attention_scores_composed(x[0], x[1], x[2]);
+        };
+        expect_gradcheck(fused, {qp, kp, v});
+        expect_same(output_and_gradients(fused, {qp, kp, v}, 24),
+                    output_and_gradients(composed, {qp, kp, v}, 24));
+        CHECK_THROWS_AS(additive_attention_scores(qp, kp, random_tensor({1, 4}, 25)), Error);
+    }
+    SUBCASE("context") {
+        Tensor weights = random_tensor({3, 4}, 26);
+        Tensor values = random_tensor({3, 4, 11}, 27);
+        weights.data()[5] = 0;  // a masked position: no gradient to its value row
+        auto fused = [](auto& x) { return attention_context(x[0], x[1]); };
+        auto composed = [](auto& x) { return attention_context_composed(x[0], x[1]); };
+        expect_gradcheck(fused, {weights, values});
+        expect_same(output_and_gradients(fused, {weights, values}, 28),
+                    output_and_gradients(composed, {weights, values}, 28));
+        output_and_gradients(fused, {weights, values}, 29);
+        for (int64_t d = 0; d < 11; ++d) CHECK(values.grad_data()[(1 * 4 + 1) * 11 + d] == 0.0);
+        CHECK_THROWS_AS(attention_context(weights, random_tensor({3, 5, 11}, 30)), Error);
+    }
+    SUBCASE("dot scores") {
+        Tensor keys = random_tensor({3, 4, 11}, 31);
+        Tensor query = random_tensor({3, 11}, 32);
+        auto fused = [](auto& x) { return attention_dot_scores(x[0], x[1]); };
+        auto composed = [](auto& x) { return attention_dot_scores_composed(x[0], x[1]); };
+        expect_gradcheck(fused, {keys, query});
+        expect_same(output_and_gradients(fused, {keys, query}, 33),
+                    output_and_gradients(composed, {keys, query}, 33));
+        CHECK_THROWS_AS(attention_dot_scores(keys, random_tensor({3, 10}, 34)), Error);
+    }
 }
 
 TEST_CASE("masked positions: weight exactly 0, gradient to their keys exactly 0") {
@@ -346,4 +391,22 @@ TEST_CASE("Bahdanau diagnostics: pre-activations and saturated share") {
     for (int64_t i = 0; i < attention.W_k.weight.numel(); ++i) attention.W_k.weight.data()[i] = 100;
     Tensor big = attention.project_keys(Tensor::full({2, 3, 6}, 1));
     CHECK(attention.saturated_share(query, big, padding_mask({2, 3}, 3)) == 1.0);
+}
+
+TEST_CASE("tanh_f32 (the float build's vectorised tanh) is accurate to 3e-7") {
+    std::vector<float> x, y;
+    for (double v = -12; v <= 12; v += 0.00731) x.push_back(float(v));
+    for (float v : {0.f, 1e-6f, -1e-4f, 1e4f, -1e4f, 0.5f}) x.push_back(v);
+    y.resize(x.size());
+    tanh_f32(x.data(), y.data(), int64_t(x.size()));
+    double worst_abs = 0, worst_rel_small = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+        double exact = std::tanh(double(x[i]));
+        worst_abs = std::max(worst_abs, std::fabs(y[i] - exact));
+        if (x[i] != 0 && std::fabs(x[i]) < 0.1)
+            worst_rel_small = std::max(worst_rel_small, std::fabs(y[i] - exact) / std::fabs(exact));
+    }
+    CHECK(worst_abs < 3e-7);
+    CHECK(worst_rel_small < 1e-6);              // small arguments keep their relative accuracy
+    CHECK(std::fabs(y[x.size() - 3]) <= 1.0f);  // ±1e4: clamped, never beyond ±1
 }
