@@ -90,7 +90,7 @@ TEST_CASE("gru_cell (fused): gradcheck of all four inputs, with and without a st
     }
 }
 
-TEST_CASE("gru_cell_step reads step t of [B,T,3H] gates and sends the gradient back there") {
+TEST_CASE("gru_cell_step reads step t of the B,T,3H gates and sends the gradient back there") {
     const int64_t B = 2, T = 3, H = 3;
     Tensor all_gates = random_tensor({B, T, 3 * H}, 5, true, -2, 2);
     Tensor h = random_tensor({B, H}, 6);
@@ -482,7 +482,7 @@ TEST_CASE("GRU: final state is the state at each sequence's own last token") {
     CHECK(out.step_states.size() == 2 * 4);
 }
 
-TEST_CASE("GRU: padded positions do not matter; steps where every sequence ended are skipped") {
+TEST_CASE("GRU: padded positions do not matter, steps where every sequence ended are skipped") {
     Rng rng(58);
     GRU gru(2, 3, 2, true, 0, rng);
     Tensor x = random_tensor({2, 4, 2}, 59, false);

@@ -77,7 +77,7 @@ TEST_CASE("Linear: a wrong input size names the layer and the shapes") {
 
 // ---- Embedding ---------------------------------------------------------------------------
 
-TEST_CASE("Embedding: N(0,1) init with a zero padding row; name and shape") {
+TEST_CASE("Embedding: N(0,1) init with a zero padding row, name and shape") {
     Rng rng(5);
     Embedding emb(50, 8, 0, rng);
     auto named = emb.named_parameters();
@@ -98,7 +98,7 @@ TEST_CASE("Embedding: N(0,1) init with a zero padding row; name and shape") {
     CHECK(row0_nonzero);
 }
 
-TEST_CASE("Embedding: forward picks rows; repeated ids accumulate; the padding row gets none") {
+TEST_CASE("Embedding: forward picks rows, repeated ids accumulate, the padding row gets none") {
     Rng rng(6);
     Embedding emb(5, 3, 0, rng);
     // [2,3] ids with a repeated id (2, three times) and padding (0, twice)
@@ -139,7 +139,7 @@ TEST_CASE("Embedding: bad ids and bad padding_idx are errors") {
 
 // ---- Dropout -----------------------------------------------------------------------------
 
-TEST_CASE("Dropout: identity in eval mode; zeros or x/(1-p) in training, at rate ~p") {
+TEST_CASE("Dropout: identity in eval mode, zeros or x/(1-p) in training at rate ~p") {
     Rng rng(9);
     Dropout drop(0.25, rng);
     Tensor x = random_tensor({100, 40}, 10, true, 0.5, 1.5);  // never 0
@@ -177,7 +177,7 @@ TEST_CASE("Dropout: gradcheck in training (the same mask for each evaluation) an
     expect_gradcheck([&](auto& in) { return mul(drop.forward(in[0]), in[0]); }, {x});
 }
 
-TEST_CASE("Dropout: p outside [0, 1) is an error") {
+TEST_CASE("Dropout: p outside 0 <= p < 1 is an error") {
     Rng rng(13);
     CHECK_THROWS_WITH_AS(Dropout(1.0, rng), "Dropout: p must be in [0, 1), got 1", Error);
     CHECK_THROWS_AS(Dropout(-0.1, rng), Error);
