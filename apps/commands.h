@@ -10,6 +10,8 @@ namespace seqgrad {
 using Argv = std::vector<std::string>;
 
 int cmd_train(const Argv& args);
+int cmd_gradcheck(const Argv& args);
+int cmd_gradflow(const Argv& args);
 
 // Redraws RUN_DIR/loss.svg from RUN_DIR/metrics.jsonl.
 void write_loss_plot(const std::string& run_dir);

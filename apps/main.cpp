@@ -35,6 +35,8 @@ int main(int argc, char** argv) {
     // One line per sub-command.
     std::map<std::string, std::function<int(const Argv&)>> commands{
         {"train", cmd_train},
+        {"gradcheck", cmd_gradcheck},
+        {"gradflow", cmd_gradflow},
     };
     if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
         fmt::print("{}", kUsage);

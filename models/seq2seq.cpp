@@ -65,9 +65,10 @@ Encoder::Encoder(const ModelConfig& c, int64_t source_vocab, Rng& rng)
 EncodedSource Encoder::forward(const std::vector<int32_t>& source_ids, int64_t B, int64_t S,
                                const std::vector<int32_t>& lengths) const {
     EncodedSource out;
-    Tensor embedded = dropout.forward(embedding.forward(source_ids, {B, S}));
-    GRUOutput g = gru.forward(embedded, lengths);
+    out.embedded = embedding.forward(source_ids, {B, S});
+    GRUOutput g = gru.forward(dropout.forward(out.embedded), lengths);
     out.outputs = g.outputs;
+    out.step_states = g.step_states;
     const int64_t H = hidden_size_;
     // h_n is [layers * directions, B, H]; the decoder starts from the last layer's state.
     if (!bidirectional_) {
@@ -155,8 +156,12 @@ EncodedSource Seq2Seq::encode(const Batch& batch) const {
 
 LossOutput Seq2Seq::forward_loss(const Batch& batch, double teacher_forcing,
                                  double label_smoothing) const {
+    return forward_loss(batch, encode(batch), teacher_forcing, label_smoothing);
+}
+
+LossOutput Seq2Seq::forward_loss(const Batch& batch, const EncodedSource& source,
+                                 double teacher_forcing, double label_smoothing) const {
     const int64_t B = batch.batch_size, T = batch.tgt_len, H = config_.hidden_size;
-    EncodedSource source = encode(batch);
     Tensor hidden = source.final_state;
     Tensor feed = Tensor::zeros({B, H});
     std::vector<Tensor> output_states;  // T x [B,H]

@@ -37,6 +37,10 @@ struct EncodedSource {
     Tensor keys_projected;  // [B,S,*] attention's key projection, computed once per batch
     Tensor mask;            // [B,S]   1 at padded source positions
     std::vector<int32_t> lengths;
+    // For gradient-flow studies (apps/gradflow.cpp): call retain_grad() on these before
+    // backward to read d(loss)/d(source embedding) and d(loss)/d(encoder state at step t).
+    Tensor embedded;                  // [B,S,E] source embeddings (before dropout)
+    std::vector<Tensor> step_states;  // the encoder GRU's GRUOutput::step_states
 };
 
 struct LossOutput {
@@ -101,6 +105,9 @@ class Seq2Seq : public Module, public StepModel {
     // otherwise the model's own previous argmax is fed. `rng` draws those choices and dropout.
     LossOutput forward_loss(const Batch& batch, double teacher_forcing = 1.0,
                             double label_smoothing = 0.0) const;
+    // The same from a source already encoded by encode(batch) (to inspect the encoder's tensors).
+    LossOutput forward_loss(const Batch& batch, const EncodedSource& source,
+                            double teacher_forcing = 1.0, double label_smoothing = 0.0) const;
 
     // Decoding (StepModel): one row per source sentence; state tensors are
     // {hidden, feed, encoder outputs, keys projected, mask}.

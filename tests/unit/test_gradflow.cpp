@@ -1,0 +1,192 @@
+// Gradient-flow measurement (apps/gradflow.h) on tiny models: the structure of the result
+// (finite numbers at every position, exactly zero gradient at padded positions, the numbers
+// agree with the gradient the parameters get), not a scientific conclusion.
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "apps/gradflow.h"
+#include "data/vocab.h"
+#include "test_util.h"
+
+using namespace seqgrad;
+
+namespace {
+
+ModelConfig tiny_config(const std::string& attention, bool bidirectional = false) {
+    ModelConfig c;
+    c.embedding_size = 4;
+    c.hidden_size = 5;
+    c.attention_size = 6;
+    c.attention = attention;
+    c.bidirectional = bidirectional;
+    return c;
+}
+
+// Three sources of lengths 6, 4 and 2 in which every token id occurs once (ids 4..15), so
+// that the gradient of an embedding-table row is the gradient of one source position.
+Batch padded_batch() {
+    std::vector<EncodedPair> pairs{
+        {{4, 5, 6, 7, 8, 9}, {4, 5, 2}}, {{10, 11, 12, 13}, {10, 2}}, {{14, 15}, {15, 14, 2}}};
+    return make_batch(pairs, {0, 1, 2});
+}
+
+int count_lines(const std::string& path) {
+    std::ifstream in(path);
+    int n = 0;
+    std::string line;
+    while (std::getline(in, line)) ++n;
+    return n;
+}
+
+}  // namespace
+
+TEST_CASE("synthetic copy and reverse batches: sources of exactly L, targets from the first K") {
+    Rng rng(1);
+    Batch copy = synthetic_batch("copy", 7, 3, 5, 4, rng);
+    CHECK(copy.batch_size == 4);
+    CHECK(copy.src_len == 7);
+    CHECK(copy.tgt_len == 4);  // K tokens + EOS
+    for (int b = 0; b < 4; ++b) {
+        CHECK(copy.src_lengths[b] == 7);
+        for (int t = 0; t < 7; ++t) {
+            CHECK(copy.src_ids[b * 7 + t] >= 4);
+            CHECK(copy.src_ids[b * 7 + t] < 9);
+        }
+        for (int k = 0; k < 3; ++k) CHECK(copy.tgt_out[b * 4 + k] == copy.src_ids[b * 7 + k]);
+        CHECK(copy.tgt_out[b * 4 + 3] == Vocab::EOS);
+    }
+    Batch reverse = synthetic_batch("reverse", 5, 0, 5, 2, rng);  // K = 0: the whole source
+    CHECK(reverse.tgt_len == 6);
+    for (int b = 0; b < 2; ++b)
+        for (int k = 0; k < 5; ++k)
+            CHECK(reverse.tgt_out[b * 6 + k] == reverse.src_ids[b * 5 + (4 - k)]);
+    CHECK_THROWS_AS(synthetic_batch("sort", 5, 2, 5, 2, rng), Error);
+}
+
+TEST_CASE("gradient flow on a padded batch: finite everywhere, zero at padding") {
+    for (const char* attention : {"none", "bahdanau", "luong_dot", "luong_general", "luong_concat"})
+        for (bool bidirectional : {false, true}) {
+            if (bidirectional && std::string(attention) == "luong_dot") continue;  // needs K == H
+            CAPTURE(attention);
+            CAPTURE(bidirectional);
+            Rng rng(3);
+            Seq2Seq model(tiny_config(attention, bidirectional), 16, 16, rng);
+            model.eval();
+            Batch batch = padded_batch();
+            FlowMeasurement m = measure_gradient_flow(model, batch);
+            REQUIRE(m.hidden.size() == 6);
+            REQUIRE(m.embedding.size() == 6);
+            CHECK(m.rows == std::vector<int>{3, 3, 2, 2, 1, 1});
+            CHECK(std::isfinite(m.loss));
+            for (size_t t = 0; t < 6; ++t) {
+                CAPTURE(t);
+                CHECK(std::isfinite(m.hidden[t]));
+                CHECK(m.hidden[t] > 0);
+                CHECK(std::isfinite(m.embedding[t]));
+                CHECK(m.embedding[t] > 0);
+            }
+            // padded source positions get exactly zero gradient, real ones a positive one
+            for (int b = 0; b < 3; ++b)
+                for (int t = 0; t < 6; ++t) {
+                    CAPTURE(b);
+                    CAPTURE(t);
+                    if (t >= batch.src_lengths[b])
+                        CHECK(m.embedding_per_row[size_t(b * 6 + t)] == 0);
+                    else
+                        CHECK(m.embedding_per_row[size_t(b * 6 + t)] > 0);
+                }
+            // each id occurs once, so its embedding-table row's gradient is that position's
+            const real* g = model.encoder.embedding.weight.grad_data();
+            REQUIRE(g != nullptr);
+            for (int b = 0; b < 3; ++b)
+                for (int t = 0; t < batch.src_lengths[b]; ++t) {
+                    const int id = batch.src_ids[size_t(b * 6 + t)];
+                    double sq = 0;
+                    for (int j = 0; j < 4; ++j) sq += double(g[id * 4 + j]) * g[id * 4 + j];
+                    CHECK(std::sqrt(sq) ==
+                          doctest::Approx(m.embedding_per_row[size_t(b * 6 + t)]).epsilon(1e-9));
+                }
+            CHECK(m.groups.encoder > 0);
+            CHECK(m.groups.output > 0);
+            CHECK(m.groups.total >= m.groups.encoder);
+            // attention diagnostics exist exactly when there is attention (saturation: when
+            // its score has a tanh MLP)
+            const std::string kind = attention;
+            CHECK(std::isnan(m.entropy) == (kind == "none"));
+            CHECK(std::isnan(m.saturation) == (kind != "bahdanau" && kind != "luong_concat"));
+            if (kind != "none") {
+                CHECK(m.groups.attention >= 0);
+                CHECK(m.entropy > 0);
+                CHECK(m.entropy_ratio > 0);
+                CHECK(m.entropy_ratio <= 1 + 1e-12);
+            }
+            if (!std::isnan(m.saturation)) {
+                CHECK(m.saturation >= 0);
+                CHECK(m.saturation <= 1);
+            }
+        }
+}
+
+TEST_CASE("attention none vs bahdanau: the gradient at t = 1 is a plausible positive number") {
+    Rng data_rng(5);
+    Batch batch = synthetic_batch("copy", 20, 3, 8, 6, data_rng);
+    for (const char* attention : {"none", "bahdanau"}) {
+        CAPTURE(attention);
+        Rng rng(7);
+        Seq2Seq model(tiny_config(attention), 12, 12, rng);
+        model.eval();
+        FlowMeasurement m = measure_gradient_flow(model, batch);
+        REQUIRE(m.hidden.size() == 20);
+        CHECK(m.hidden[0] > 0);
+        CHECK(m.hidden[0] < 1e3);
+        CHECK(m.embedding[0] > 0);
+        CHECK(m.hidden.back() > 0);  // the last state feeds the decoder directly
+        for (int r : m.rows) CHECK(r == 6);
+    }
+}
+
+TEST_CASE("the study: every (model, stage, L) curve, CSV and SVG files") {
+    GradflowOptions o;
+    o.models = {"none", "bahdanau"};
+    o.lengths = {3, 6};
+    o.seeds = 2;
+    o.batch_size = 4;
+    o.train_steps = 2;
+    o.target_length = 2;
+    o.symbols = 5;
+    o.model = tiny_config("none");
+    o.quiet = true;
+    o.out_dir = (std::filesystem::temp_directory_path() / "seqgrad_test_gradflow").string();
+    std::filesystem::remove_all(o.out_dir);
+    GradflowReport report = run_gradflow(o);
+    REQUIRE(report.curves.size() == 8);  // 2 models x 2 stages x 2 lengths
+    for (const FlowCurve& c : report.curves) {
+        CAPTURE(c.model);
+        CAPTURE(c.stage);
+        CAPTURE(c.length);
+        CHECK(int(c.hidden.size()) == c.length);
+        for (double x : c.hidden) CHECK((std::isfinite(x) && x > 0));
+        CHECK(std::isnan(c.entropy) == (c.model == "none"));
+    }
+    CHECK(report.training.size() == 8);  // 2 models x 2 seeds x 2 steps
+    std::vector<std::string> written = write_gradflow_outputs(report, o);
+    for (const char* name :
+         {"gradflow.csv", "summary.csv", "training.csv", "grad_vs_position_fresh.svg",
+          "grad_vs_position_trained.svg", "grad_vs_position_relative_fresh.svg",
+          "grad_first_step_vs_length_fresh.svg", "training_loss.svg",
+          "training_encoder_grad_norm.svg"}) {
+        CAPTURE(name);
+        CHECK(std::filesystem::exists(std::filesystem::path(o.out_dir) / name));
+    }
+    // one line per (model, stage, L, t) plus the header: 2 * 2 * (3 + 6) + 1
+    CHECK(count_lines(o.out_dir + "/gradflow.csv") == 37);
+    CHECK(count_lines(o.out_dir + "/summary.csv") == 9);
+    std::string table = gradflow_summary_table(report);
+    CHECK(table.find("bahdanau") != std::string::npos);
+    CHECK(table.find("trained") != std::string::npos);
+    std::filesystem::remove_all(o.out_dir);
+
+    o.task = "sort";
+    CHECK_THROWS_AS(run_gradflow(o), Error);
+}
