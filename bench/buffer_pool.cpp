@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
     std::sort(on.begin(), on.end());
     std::sort(off.begin(), off.end());
     buffer_pool_set_enabled(true);
+    for (int i = 0; i < 5; ++i) step();  // refill the pool after the "off" rounds
     BufferPoolStats before = buffer_pool_stats();
     for (int i = 0; i < 100; ++i) step();
     BufferPoolStats after = buffer_pool_stats();
