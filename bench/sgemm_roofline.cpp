@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/args.h"
+#include "autograd/rng.h"
 #include "autograd/gemm.h"
 #include "bench_util.h"
 
