@@ -115,7 +115,7 @@ TEST_CASE("train(N) equals train(k) + resume + train(N - k), bit for bit") {
     }
 }
 
-TEST_CASE("a loss that becomes NaN stops training, naming the step; last good checkpoint kept") {
+TEST_CASE("a loss that becomes NaN stops training, naming the step and the last good checkpoint") {
     Config c = small_dates_config(temp_run_dir("nan"));
     c.data.dates_train = 300;
     c.train.lr = 1e30;  // the first update throws the weights to inf
