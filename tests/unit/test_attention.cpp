@@ -352,7 +352,7 @@ TEST_CASE("a padded batch == each sentence alone: contexts, weights and gradient
     }
 }
 
-TEST_CASE("scores are the raw pre-softmax scores; Luong dot by hand") {
+TEST_CASE("scores are the raw pre-softmax scores, Luong dot by hand") {
     Rng rng(70);
     LuongAttention dot(LuongScore::dot, 3, 3, rng, true);
     Tensor keys = Tensor::from_vector({1, 2, 3}, {1, 0, 2, -1, 1, 0});

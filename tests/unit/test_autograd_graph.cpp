@@ -30,7 +30,7 @@ TEST_CASE("a 5000-op-deep chain backpropagates without recursion") {
         {random_tensor({2}, 2), random_tensor({2}, 3)});
 }
 
-TEST_CASE("backward seeds a scalar with 1; a non-scalar needs an explicit gradient") {
+TEST_CASE("backward seeds a scalar with 1, a non-scalar needs an explicit gradient") {
     Tensor x = random_tensor({3}, 4);
     Tensor y = mul(x, 2.0);
     CHECK_THROWS_WITH_AS(y.backward(), doctest::Contains("not a scalar"), Error);
@@ -71,7 +71,7 @@ TEST_CASE("NoGradGuard records nothing") {
     CHECK(tanh(x).requires_grad());
 }
 
-TEST_CASE("detach cuts the graph; retain_grad keeps an intermediate gradient") {
+TEST_CASE("detach cuts the graph, retain_grad keeps an intermediate gradient") {
     Tensor x = random_tensor({2}, 7);
     Tensor h = mul(x, 3.0);
     h.retain_grad();
@@ -131,7 +131,7 @@ TEST_CASE("gradcheck catches a wrong gradient") {
     CHECK(r.max_rel_error > 0.1);
 }
 
-TEST_CASE("rng: same seed, same numbers; state round trip") {
+TEST_CASE("rng: same seed, same numbers, state round trip") {
     Rng a(42), b(42);
     for (int i = 0; i < 10; ++i) CHECK(a.next_u64() == b.next_u64());
     auto state = a.state();

@@ -83,7 +83,7 @@ TEST_CASE("matmul forward values") {
     CHECK(matmul(a, a, false, true).to_vector() == std::vector<real>{14, 32, 32, 77});
 }
 
-TEST_CASE("batched matmul [B,n,m]x[B,m,p] with transposes, and [B,n,m]x[m,p]") {
+TEST_CASE("batched matmul (B,n,m)x(B,m,p) with transposes, and (B,n,m)x(m,p)") {
     for (bool ta : {false, true})
         for (bool tb : {false, true}) {
             Tensor a = random_tensor({2, 3, 3}, 15), b = random_tensor({2, 3, 3}, 16);
@@ -213,7 +213,7 @@ TEST_CASE("a row with every position masked is an error, not NaN") {
     CHECK_THROWS_AS(log_softmax(x), Error);
 }
 
-TEST_CASE("concat and slice along any dim; round trip") {
+TEST_CASE("concat and slice along any dim, round trip") {
     Tensor a = random_tensor({2, 3, 4}, 31), b = random_tensor({2, 1, 4}, 32);
     Tensor c = random_tensor({2, 3, 2}, 33);
     expect_gradcheck([](auto& x) { return concat({x[0], x[1]}, 1); }, {a, b});
@@ -237,7 +237,7 @@ TEST_CASE("stack along a new dim") {
     CHECK(s.data()[3] == b.data()[0]);
 }
 
-TEST_CASE("embedding gather; repeated ids accumulate; padding row gets no gradient") {
+TEST_CASE("embedding gather, repeated ids accumulate, padding row gets no gradient") {
     Tensor w = random_tensor({5, 3}, 36);
     std::vector<int32_t> ids{1, 3, 1, 0, 1, 4};
     expect_gradcheck([&](auto& x) { return embedding(x[0], ids, {2, 3}); }, {w});

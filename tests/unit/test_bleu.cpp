@@ -93,7 +93,7 @@ TEST_CASE("brevity penalty") {
     CHECK(empty.score == 0.0);
 }
 
-TEST_CASE("counts are clipped by the reference; the four smoothing methods") {
+TEST_CASE("counts are clipped by the reference, the four smoothing methods") {
     // Papineni's example: hyp "the" x 7, ref "the cat is on the mat" (6 tokens).
     // Unigrams: "the" occurs 7 times but only twice in the reference -> correct 2 of 7.
     // Bigrams "the the" x 6, trigrams x 5, 4-grams x 4: none in the reference.
@@ -160,7 +160,7 @@ TEST_CASE("corpus BLEU sums statistics over segments before forming precisions")
                          std::invalid_argument);
 }
 
-TEST_CASE("effective order for sentence BLEU; lower-casing") {
+TEST_CASE("effective order for sentence BLEU, lower-casing") {
     // "a b" vs "a b": orders 1 and 2 are 100%, there are no 3-grams. Corpus BLEU (fixed order
     // 4) gives 0; sentence BLEU averages over the 2 orders present and gives 100.
     CHECK(bleu("a b", {"a b"}).score == 0.0);

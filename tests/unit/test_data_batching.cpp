@@ -63,7 +63,7 @@ TEST_CASE("masks mark exactly the real positions") {
     CHECK(sequence_mask({2, 0}, 3) == std::vector<uint8_t>{1, 1, 0, 0, 0, 0});
 }
 
-TEST_CASE("over-long pairs are dropped and counted; bad examples are rejected") {
+TEST_CASE("over-long pairs are dropped and counted, bad examples are rejected") {
     BatchingOptions options;
     options.batch_size = 4;
     options.max_source_length = 5;  // drops sources of 6 and 7 ids

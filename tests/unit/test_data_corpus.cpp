@@ -37,7 +37,7 @@ CorpusOptions skipping() {
 
 }  // namespace
 
-TEST_CASE("reads pairs with line numbers; CRLF, a BOM, extra columns and padding are handled") {
+TEST_CASE("reads pairs with line numbers, CRLF, a BOM, extra columns and padding are handled") {
     const std::string text =
         "\xEF\xBB\xBFgo .\tva !\r\n"
         "  i am cold .  \tj ai froid .\n"

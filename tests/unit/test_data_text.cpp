@@ -34,7 +34,7 @@ TEST_CASE("is_valid_utf8 rejects ill-formed sequences, and find_invalid_utf8 poi
     CHECK(find_invalid_utf8("ab\xC3\xA9\xFF") == 4);
 }
 
-TEST_CASE("decode_utf8 and encode_utf8 are inverse; bad input and bad code points throw") {
+TEST_CASE("decode_utf8 and encode_utf8 are inverse, bad input and bad code points throw") {
     const std::string text = "a\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80";  // a é € 😀
     const std::u32string chars = decode_utf8(text);
     REQUIRE(chars.size() == 4);

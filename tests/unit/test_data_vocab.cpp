@@ -92,7 +92,7 @@ TEST_CASE("build does not depend on the order of the data, and skips reserved sp
     CHECK(v.id("<unk>") == Vocab::UNK);
 }
 
-TEST_CASE("out-of-vocabulary tokens map to UNK; bad ids throw") {
+TEST_CASE("out-of-vocabulary tokens map to UNK, bad ids throw") {
     const Vocab v = Vocab::build(kData);
     CHECK(v.id("zebra") == Vocab::UNK);
     CHECK_FALSE(v.contains("zebra"));
@@ -101,7 +101,7 @@ TEST_CASE("out-of-vocabulary tokens map to UNK; bad ids throw") {
     CHECK_THROWS_AS(v.token(-1), std::out_of_range);
 }
 
-TEST_CASE("encode appends EOS on request; decode strips specials and stops at EOS") {
+TEST_CASE("encode appends EOS on request, decode strips specials and stops at EOS") {
     const Vocab v = Vocab::build(kData);
     const auto ids = v.encode({"the", "zebra", "sat"}, true);
     CHECK(ids == std::vector<int32_t>{4, Vocab::UNK, 6, Vocab::EOS});

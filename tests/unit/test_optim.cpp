@@ -62,7 +62,7 @@ TEST_CASE("Adam: first three steps on ½x² match the hand computation") {
     CHECK(state[1].second.data()[0] == doctest::Approx(0.00244785073927).epsilon(1e-10));
 }
 
-TEST_CASE("Adam weight decay is an L2 term in the gradient; AdamW decays the weights") {
+TEST_CASE("Adam weight decay is an L2 term in the gradient, AdamW decays the weights") {
     // wd 0.1, lr 0.1, x0 = 1.
     // Adam (L2):  g = x + 0.1 x = 1.1,  m̂ = 1.1,  v̂ = 1.21,  x1 = 1 − 0.1 · 1.1/(1.1 + 1e-8)
     //             = 0.900000000909; then 0.800412229527, 0.701586274221.
@@ -127,7 +127,7 @@ TEST_CASE("SGD: plain, momentum, Nesterov and weight decay match hand values") {
                          Error);
 }
 
-TEST_CASE("optimizers skip parameters without a gradient; zero_grad zeroes gradients") {
+TEST_CASE("optimizers skip parameters without a gradient, zero_grad zeroes gradients") {
     Tensor used = Tensor::from_vector({1}, {1.0}, true);
     Tensor unused = Tensor::from_vector({1}, {5.0}, true);
     AdamOptions o;
