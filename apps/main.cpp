@@ -37,6 +37,10 @@ int main(int argc, char** argv) {
         {"train", cmd_train},
         {"gradcheck", cmd_gradcheck},
         {"gradflow", cmd_gradflow},
+        {"translate", cmd_translate},
+        {"eval", cmd_eval},
+        {"attention", cmd_attention},
+        {"bleu", cmd_bleu},
     };
     if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
         fmt::print("{}", kUsage);
