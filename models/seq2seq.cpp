@@ -55,6 +55,7 @@ Encoder::Encoder(const ModelConfig& c, int64_t source_vocab, Rng& rng)
       bidirectional_(c.bidirectional) {
     register_module("embedding", embedding);
     register_module("gru", gru);
+    register_module("dropout", dropout);  // no parameters, but eval() must reach it
     if (bidirectional_) {
         bridge = std::make_unique<Linear>(2 * c.hidden_size, c.hidden_size, true, rng);
         register_module("bridge", *bridge);
@@ -97,6 +98,7 @@ Decoder::Decoder(const ModelConfig& c, int64_t target_vocab, int64_t key_size, R
       input_feeding_(c.input_feeding) {
     register_module("embedding", embedding);
     register_module("cell", cell);
+    register_module("dropout", dropout);
     if (attention) register_module("attention", *attention);
     if (attention_kind_.rfind("luong", 0) == 0) {
         combine = std::make_unique<Linear>(key_size + c.hidden_size, c.hidden_size, false, rng);

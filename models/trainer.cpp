@@ -111,6 +111,20 @@ struct Progress {
     }
 };
 
+// The config as the run directory keeps it: data paths rewritten relative to the run
+// directory (where config.json lives), so that resume, eval and translate find the data.
+json run_config_json(const Config& config, const std::string& run_dir) {
+    json j = config.to_json();
+    for (const char* key : {"train", "valid", "test"}) {
+        std::string path = j["data"][key].get<std::string>();
+        if (path.empty()) continue;
+        std::filesystem::path absolute = std::filesystem::absolute(config.resolve(path));
+        j["data"][key] =
+            std::filesystem::proximate(absolute, std::filesystem::absolute(run_dir)).string();
+    }
+    return j;
+}
+
 class Run {
   public:
     Run(const Config& config, const TrainOptions& options)
@@ -125,7 +139,7 @@ class Run {
             task_.target_vocab.save(dir_ + "/vocab.target.json");
             std::filesystem::remove(dir_ + "/metrics.jsonl");
         }
-        write_file_atomically(dir_ + "/config.json", config.to_json().dump(2) + "\n");
+        write_file_atomically(dir_ + "/config.json", run_config_json(config, dir_).dump(2) + "\n");
         model_ = std::make_unique<Seq2Seq>(config.model, task_.source_vocab.size(),
                                            task_.target_vocab.size(), rng_);
         optimizer_ = make_optimizer(config.train, *model_);
