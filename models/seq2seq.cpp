@@ -29,7 +29,7 @@ std::unique_ptr<Attention> make_attention(const ModelConfig& c, int64_t key_size
                                                 c.luong_scaled, c.attention_size);
     if (c.attention == "luong_concat")
         return std::make_unique<LuongAttention>(LuongScore::concat, H, key_size, rng,
-                                                c.luong_scaled, c.attention_size);
+                                                /*scaled=*/false, c.attention_size);
     return nullptr;  // "none"
 }
 
