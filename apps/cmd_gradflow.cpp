@@ -47,6 +47,7 @@ training (compare fresh and briefly trained models):
   --train-steps N        Adam steps on the task (random L from --lengths each step) before a
                          second measurement (default 0: fresh only); per-group gradient
                          norms of every step go to training.csv
+  --measure-at LIST      also measure after these steps, e.g. 100,300 (stages step100, ...)
   --lr LR --clip C       Adam learning rate (default 2e-3), gradient clipping (default 1)
 output:
   --out DIR              default gradflow/: gradflow.csv (every number), summary.csv,
@@ -67,7 +68,8 @@ std::vector<std::string> split_list(const std::string& text) {
     return items;
 }
 
-std::vector<int> parse_lengths(const std::string& text) {
+// A comma-separated list of positive integers, e.g. "5,10,20".
+std::vector<int> parse_lengths(const std::string& text, const char* option = "--lengths") {
     std::vector<int> lengths;
     for (const std::string& item : split_list(text)) {
         size_t used = 0;
@@ -78,22 +80,22 @@ std::vector<int> parse_lengths(const std::string& text) {
             used = 0;
         }
         if (used != item.size() || value < 1)
-            throw Error(fmt::format(
-                "--lengths: expected positive integers like 5,10,20, got \"{}\"", item));
+            throw Error(fmt::format("{}: expected positive integers like 5,10,20, got \"{}\"",
+                                    option, item));
         lengths.push_back(value);
     }
-    if (lengths.empty()) throw Error("--lengths: empty list");
+    if (lengths.empty()) throw Error(fmt::format("{}: empty list", option));
     return lengths;
 }
 
 }  // namespace
 
 int cmd_gradflow(const Argv& argv) {
-    Args args(
-        argv,
-        {"out", "models", "lengths", "task", "target-length", "symbols", "batch", "seeds", "seed",
-         "train-steps", "lr", "clip", "embedding", "hidden", "attention-size", "run", "threads"},
-        {"quiet", "help"});
+    Args args(argv,
+              {"out", "models", "lengths", "task", "target-length", "symbols", "batch", "seeds",
+               "seed", "train-steps", "lr", "clip", "embedding", "hidden", "attention-size", "run",
+               "threads", "measure-at"},
+              {"quiet", "help"});
     if (args.has("help")) {
         fmt::print("{}", kHelp);
         return 0;
@@ -121,6 +123,13 @@ int cmd_gradflow(const Argv& argv) {
     o.seeds = args.get_int("seeds", o.seeds);
     o.seed = uint64_t(args.get_int("seed", int(o.seed)));
     o.train_steps = args.get_int("train-steps", o.train_steps);
+    if (args.has("measure-at")) {
+        o.measure_at = parse_lengths(args.get("measure-at"), "--measure-at");
+        for (int step : o.measure_at)
+            if (step >= o.train_steps)
+                throw Error(fmt::format("--measure-at {}: must be less than --train-steps ({})",
+                                        step, o.train_steps));
+    }
     o.lr = args.get_double("lr", o.lr);
     o.clip_norm = args.get_double("clip", o.clip_norm);
     o.model.embedding_size = args.get_int("embedding", o.model.embedding_size);

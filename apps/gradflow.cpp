@@ -287,7 +287,8 @@ struct Accumulator {
     }
 };
 
-// Measures one model at every length, and (with train_steps) trains it and measures again.
+// Measures one model at every length, and (with train_steps) trains it and measures again
+// (stage "trained", and "stepN" at the steps of measure_at).
 // The measurement batch at (L, data seed d) is the same for every model, so that models are
 // compared on the same sentences.
 class Study {
@@ -311,7 +312,9 @@ class Study {
 
     // Adam on the task, a random L from the lengths at each step; the same batches for every
     // model. Records the loss and the per-group gradient norms (before clipping) of every step.
-    void train(const std::string& name, int seed, Seq2Seq& model, const DataSource& data) {
+    // At the steps listed in measure_at (before the last), measures again as stage "stepN".
+    void train(size_t model_index, const std::string& name, int seed, Seq2Seq& model,
+               const DataSource& data, const std::vector<int>& data_seeds) {
         AdamOptions adam_options;
         adam_options.lr = o_.lr;
         Adam adam(model.named_parameters(), adam_options);
@@ -333,6 +336,12 @@ class Study {
             report_.training.push_back(record);
             if (o_.clip_norm > 0) clip_grad_norm(model.parameters(), o_.clip_norm);
             adam.step();
+            if (step < o_.train_steps &&
+                std::count(o_.measure_at.begin(), o_.measure_at.end(), step) > 0) {
+                measure_all(model_index, name, fmt::format("step{}", step), model, data,
+                            data_seeds);
+                model.train();
+            }
             if (!o_.quiet && (step % 50 == 0 || step == o_.train_steps))
                 fmt::print(stderr, "\r{} seed {}: step {}/{} loss {:.3f}   ", name, seed, step,
                            o_.train_steps, record.loss);
@@ -347,7 +356,7 @@ class Study {
                const std::vector<int>& data_seeds) {
         measure_all(model_index, name, first_stage, model, data, data_seeds);
         if (o_.train_steps == 0) return;
-        train(name, seed, model, data);
+        train(model_index, name, seed, model, data, data_seeds);
         measure_all(model_index, name, "trained", model, data, data_seeds);
     }
 
@@ -398,8 +407,8 @@ GradflowReport run_gradflow(const GradflowOptions& o) {
             Config config;  // vocabularies from generated dates, as `seqgrad train` builds them
             config.data.task = "dates";
             config.data.dates_train = 5000;
-            config.data.dates_valid = 0;
-            config.data.dates_test = 0;
+            config.data.dates_valid = 100;
+            config.data.dates_test = 100;
             dates_task = prepare_task(config, /*quiet=*/true);
             source_vocab = int64_t(dates_task.source_vocab.size());
             target_vocab = int64_t(dates_task.target_vocab.size());
@@ -419,11 +428,16 @@ GradflowReport run_gradflow(const GradflowOptions& o) {
         for (size_t k = 0; k < o.run_dirs.size(); ++k) {
             const std::string& dir = o.run_dirs[k];
             LoadedRun run = load_run(dir, "best", /*load_data=*/o.task == "text");
-            std::string name =
-                fmt::format("{} ({})", run.config.model.attention,
-                            std::filesystem::path(dir).lexically_normal().filename().string());
-            if (name.back() == ')' && name[name.size() - 2] == '(')  // dir ended with '/'
-                name = run.config.model.attention;
+            // named by its attention kind, plus its directory when two runs share the kind
+            std::string name = run.config.model.attention;
+            for (size_t j = 0; j < o.run_dirs.size(); ++j)
+                if (j != k &&
+                    Config::load(o.run_dirs[j] + "/config.json").model.attention == name) {
+                    std::filesystem::path p = std::filesystem::path(dir).lexically_normal();
+                    if (p.filename().empty()) p = p.parent_path();
+                    name += " (" + p.filename().string() + ")";
+                    break;
+                }
             DataSource data = synthetic;
             const int64_t vs = int64_t(run.task.source_vocab.size());
             const int64_t vt = int64_t(run.task.target_vocab.size());
@@ -451,6 +465,15 @@ namespace {
 
 std::string number(double x) {
     return std::isfinite(x) ? fmt::format("{:.6g}", x) : "";
+}
+
+// For plot titles: "fresh models", "trained runs", "after 150 training steps", ...
+std::string stage_label(const std::string& stage, int train_steps) {
+    if (stage == "fresh") return "fresh models";
+    if (stage == "run") return "trained runs";
+    if (stage == "trained") return fmt::format("after {} training steps", train_steps);
+    if (stage.rfind("step", 0) == 0) return fmt::format("after {} training steps", stage.substr(4));
+    return stage;
 }
 
 std::vector<std::string> stages_of(const GradflowReport& report) {
@@ -501,19 +524,20 @@ std::vector<std::string> write_gradflow_outputs(const GradflowReport& report,
 
     const int largest = *std::max_element(o.lengths.begin(), o.lengths.end());
     for (const std::string& stage : stages_of(report)) {
+        const std::string label = stage_label(stage, o.train_steps);
         plot::LinePlot position;
-        position.title = fmt::format("gradient reaching encoder step t, L = {} ({} models, {})",
-                                     largest, stage, o.task);
+        position.title = fmt::format("gradient reaching encoder step t, L = {} ({}, {})", largest,
+                                     label, o.task);
         position.x_label = "encoder position t";
         position.y_label = "mean ‖dL/dh_t‖";
         position.log_y = true;
         plot::LinePlot relative = position;
-        relative.title = fmt::format("the same relative to the last step, L = {} ({} models, {})",
-                                     largest, stage, o.task);
+        relative.title = fmt::format("the same relative to the last step, L = {} ({}, {})", largest,
+                                     label, o.task);
         relative.y_label = "mean ‖dL/dh_t‖ / mean ‖dL/dh_L‖";
         plot::LinePlot first;
-        first.title = fmt::format(
-            "gradient reaching encoder step 1 vs source length ({} models, {})", stage, o.task);
+        first.title = fmt::format("gradient reaching encoder step 1 vs source length ({}, {})",
+                                  label, o.task);
         first.x_label = "source length L";
         first.y_label = "mean ‖dL/dh_1‖";
         first.log_y = true;
@@ -570,33 +594,42 @@ std::vector<std::string> write_gradflow_outputs(const GradflowReport& report,
               plot::to_csv({"model", "seed", "step", "L", "loss", "grad_encoder", "grad_attention",
                             "grad_decoder", "grad_output", "grad_total"},
                            rows));
-        // Encoder-group gradient norm and loss per step, averaged over seeds.
+        // Encoder-group gradient norm and loss, averaged over the seeds and over windows of
+        // `window` consecutive steps (each step has its own random L: single steps are noisy).
+        int last_step = 0;
+        for (const TrainRecord& r : report.training) last_step = std::max(last_step, r.step);
+        const int window = std::max(1, (last_step + 99) / 100);
         plot::LinePlot norms, losses;
-        norms.title = "encoder parameters' gradient norm during training (mean over seeds)";
+        norms.title = fmt::format(
+            "encoder gradient norm in training (mean over seeds, {}-step windows)", window);
         norms.x_label = "step";
         norms.y_label = "‖dL/dθ_encoder‖";
         norms.log_y = true;
-        losses.title = "training loss (mean over seeds)";
+        losses.title = fmt::format("training loss (mean over seeds, {}-step windows)", window);
         losses.x_label = "step";
         losses.y_label = "loss";
         losses.log_y = true;
         std::vector<std::string> order;
-        std::map<std::string, std::map<int, std::pair<double, double>>> sum;  // model, step
-        std::map<std::string, std::map<int, int>> count;
+        struct Sums {
+            double norm = 0, loss = 0, steps = 0;
+            int count = 0;
+        };
+        std::map<std::string, std::map<int, Sums>> sums;  // model -> window -> sums
         for (const TrainRecord& r : report.training) {
-            if (!sum.count(r.model)) order.push_back(r.model);
-            sum[r.model][r.step].first += r.groups.encoder;
-            sum[r.model][r.step].second += r.loss;
-            count[r.model][r.step]++;
+            if (!sums.count(r.model)) order.push_back(r.model);
+            Sums& s = sums[r.model][(r.step - 1) / window];
+            s.norm += r.groups.encoder;
+            s.loss += r.loss;
+            s.steps += r.step;
+            s.count++;
         }
         for (const std::string& name : order) {
             plot::Series n{name, {}, {}}, l{name, {}, {}};
-            for (const auto& [step, s] : sum[name]) {
-                const int c = count[name][step];
-                n.x.push_back(step);
-                n.y.push_back(s.first / c);
-                l.x.push_back(step);
-                l.y.push_back(s.second / c);
+            for (const auto& [w, s] : sums[name]) {
+                n.x.push_back(s.steps / s.count);  // the window's mean step
+                n.y.push_back(s.norm / s.count);
+                l.x.push_back(s.steps / s.count);
+                l.y.push_back(s.loss / s.count);
             }
             norms.series.push_back(n);
             losses.series.push_back(l);
@@ -608,18 +641,22 @@ std::vector<std::string> write_gradflow_outputs(const GradflowReport& report,
 }
 
 std::string gradflow_summary_table(const GradflowReport& report) {
-    std::string out = fmt::format(
-        "{:<16} {:<8} {:>4} {:>11} {:>11} {:>10} {:>11} {:>7} {:>7} {:>8}\n", "model", "stage", "L",
-        "|dL/dh_1|", "|dL/dh_L|", "h_1/h_L", "|dL/de_1|", "loss", "tanh>3", "H/lnL");
-    auto opt = [](double x, const char* f) {
-        return std::isfinite(x) ? fmt::format(fmt::runtime(f), x) : std::string("-");
-    };
+    size_t model_width = 5, stage_width = 5;
+    for (const FlowCurve& c : report.curves) {
+        model_width = std::max(model_width, c.model.size());
+        stage_width = std::max(stage_width, c.stage.size());
+    }
+    std::string out =
+        fmt::format("{:<{}} {:<{}} {:>4} {:>11} {:>11} {:>10} {:>11} {:>7} {:>7} {:>8}\n", "model",
+                    model_width, "stage", stage_width, "L", "|dL/dh_1|", "|dL/dh_L|", "h_1/h_L",
+                    "|dL/de_1|", "loss", "tanh>3", "H/lnL");
+    auto opt = [](double x) { return std::isfinite(x) ? fmt::format("{:.3f}", x) : "-"; };
     for (const FlowCurve& c : report.curves) {
         const double first = c.hidden.front(), last = c.hidden.back();
         out += fmt::format(
-            "{:<16} {:<8} {:>4} {:>11.3e} {:>11.3e} {:>10.2e} {:>11.3e} {:>7.3f} {:>7} {:>8}\n",
-            c.model, c.stage, c.length, first, last, first / last, c.embedding.front(), c.loss,
-            opt(c.saturation, "{:.3f}"), opt(c.entropy_ratio, "{:.3f}"));
+            "{:<{}} {:<{}} {:>4} {:>11.3e} {:>11.3e} {:>10.2e} {:>11.3e} {:>7.3f} {:>7} {:>8}\n",
+            c.model, model_width, c.stage, stage_width, c.length, first, last, first / last,
+            c.embedding.front(), c.loss, opt(c.saturation), opt(c.entropy_ratio));
     }
     return out;
 }

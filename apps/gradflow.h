@@ -83,12 +83,13 @@ struct GradflowOptions {
     int target_length = 5;      // copy / reverse: K (0 = the whole source)
     int symbols = 20;           // copy / reverse with a fresh model: distinct source tokens
     int batch_size = 32;
-    int seeds = 3;         // model initialisations (fresh) or data batches (--run) averaged
-    uint64_t seed = 1;     // first seed
-    int train_steps = 0;   // > 0: also measure after this many Adam steps on the task
-    double lr = 2e-3;      // Adam learning rate for train_steps
-    double clip_norm = 1;  // gradient clipping for train_steps
-    ModelConfig model;     // for fresh models (attention is taken from `models`)
+    int seeds = 3;                // model initialisations (fresh) or data batches (--run) averaged
+    uint64_t seed = 1;            // first seed
+    int train_steps = 0;          // > 0: also measure after this many Adam steps on the task
+    std::vector<int> measure_at;  // and after these steps (< train_steps), as stage "stepN"
+    double lr = 2e-3;             // Adam learning rate for train_steps
+    double clip_norm = 1;         // gradient clipping for train_steps
+    ModelConfig model;            // for fresh models (attention is taken from `models`)
     // Trained runs to study instead of fresh models (their `best` checkpoints); `seeds` then
     // averages over data batches.
     std::vector<std::string> run_dirs;
@@ -104,7 +105,8 @@ struct GradflowOptions {
 // One (model, stage, L) of the study, averaged over the seeds.
 struct FlowCurve {
     std::string model;  // "none", "bahdanau", ... (or the run's attention kind)
-    std::string stage;  // "fresh" (new model), "run" (loaded from a run) or "trained"
+    std::string stage;  // "fresh" (new model), "run" (loaded from a run), "stepN" (after N
+                        // training steps) or "trained" (after all of them)
     int length = 0;
     std::vector<double> hidden, embedding;  // [L], averaged over rows and seeds
     double loss = 0, saturation = NAN, entropy = NAN, entropy_ratio = NAN;

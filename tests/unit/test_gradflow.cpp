@@ -153,6 +153,7 @@ TEST_CASE("the study: every (model, stage, L) curve, CSV and SVG files") {
     o.seeds = 2;
     o.batch_size = 4;
     o.train_steps = 2;
+    o.measure_at = {1};  // an extra measurement after step 1: stage "step1"
     o.target_length = 2;
     o.symbols = 5;
     o.model = tiny_config("none");
@@ -160,7 +161,7 @@ TEST_CASE("the study: every (model, stage, L) curve, CSV and SVG files") {
     o.out_dir = (std::filesystem::temp_directory_path() / "seqgrad_test_gradflow").string();
     std::filesystem::remove_all(o.out_dir);
     GradflowReport report = run_gradflow(o);
-    REQUIRE(report.curves.size() == 8);  // 2 models x 2 stages x 2 lengths
+    REQUIRE(report.curves.size() == 12);  // 2 models x 3 stages x 2 lengths
     for (const FlowCurve& c : report.curves) {
         CAPTURE(c.model);
         CAPTURE(c.stage);
@@ -174,17 +175,18 @@ TEST_CASE("the study: every (model, stage, L) curve, CSV and SVG files") {
     for (const char* name :
          {"gradflow.csv", "summary.csv", "training.csv", "grad_vs_position_fresh.svg",
           "grad_vs_position_trained.svg", "grad_vs_position_relative_fresh.svg",
-          "grad_first_step_vs_length_fresh.svg", "training_loss.svg",
+          "grad_first_step_vs_length_fresh.svg", "grad_vs_position_step1.svg", "training_loss.svg",
           "training_encoder_grad_norm.svg"}) {
         CAPTURE(name);
         CHECK(std::filesystem::exists(std::filesystem::path(o.out_dir) / name));
     }
-    // one line per (model, stage, L, t) plus the header: 2 * 2 * (3 + 6) + 1
-    CHECK(count_lines(o.out_dir + "/gradflow.csv") == 37);
-    CHECK(count_lines(o.out_dir + "/summary.csv") == 9);
+    // one line per (model, stage, L, t) plus the header: 2 * 3 * (3 + 6) + 1
+    CHECK(count_lines(o.out_dir + "/gradflow.csv") == 55);
+    CHECK(count_lines(o.out_dir + "/summary.csv") == 13);
     std::string table = gradflow_summary_table(report);
     CHECK(table.find("bahdanau") != std::string::npos);
     CHECK(table.find("trained") != std::string::npos);
+    CHECK(table.find("step1") != std::string::npos);
     std::filesystem::remove_all(o.out_dir);
 
     o.task = "sort";
