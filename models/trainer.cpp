@@ -198,7 +198,16 @@ class Run {
                 double lr = schedule_->lr_at(progress_.step);
                 optimizer_->set_lr(lr);
                 optimizer_->zero_grad();
-                LossOutput out = model_->forward_loss(batch, t.teacher_forcing, t.label_smoothing);
+                LossOutput out;
+                try {
+                    out = model_->forward_loss(batch, t.teacher_forcing, t.label_smoothing);
+                } catch (const Error& e) {
+                    // e.g. a softmax over a row that overflowed to inf: the weights diverged
+                    throw Error(
+                        fmt::format("step {}: {} — training stopped; the last good "
+                                    "checkpoint is {}/last.safetensors",
+                                    progress_.step + 1, e.what(), dir_));
+                }
                 double loss = out.loss.item();
                 if (!std::isfinite(loss)) fail_non_finite("loss", loss);
                 out.loss.backward();
