@@ -13,25 +13,12 @@
 #include <type_traits>
 
 #include "autograd/fused_attention.h"
-
-#pragma GCC diagnostic ignored "-Wpsabi"  // 32-byte vectors in internal functions: no ABI at stake
+#include "autograd/simd.h"
 
 namespace seqgrad {
 namespace {
 
-using f32x8 = float __attribute__((vector_size(32)));
-
-inline f32x8 splat(float v) {
-    return f32x8{v, v, v, v, v, v, v, v};
-}
-inline f32x8 load8(const float* p) {
-    f32x8 v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-}
-inline void store8(float* p, f32x8 v) {
-    std::memcpy(p, &v, sizeof v);
-}
+using namespace simd;
 
 // tanh on 8 lanes: x · P(x²) / Q(x²) with x clamped to ±7.90531 (beyond it tanh rounds to ±1
 // in float): the rational approximation of Eigen's fast float tanh, absolute error < 3e-7 and

@@ -11,6 +11,7 @@
 
 #include "autograd/gemm.h"
 #include "autograd/ops.h"
+#include "autograd/simd.h"
 
 namespace seqgrad {
 
@@ -19,43 +20,16 @@ namespace seqgrad {
 // Outside its products the cell's time goes to its sigmoids and tanh (about 40% of a forward
 // step at B = 32, H = 256 with std::exp / std::tanh), and a loop calling std::exp is not
 // vectorised without -ffast-math. In float (training), they run 8 lanes at a time with GCC/Clang
-// vector extensions (plain arithmetic on 8 floats, mapped to AVX instructions):
-//   e^x = 2^k e^r,  k = round(x / ln 2),  r = x − k ln 2 ∈ [−ln2/2, ln2/2],
-//   e^r by Cephes' degree-6 polynomial, 2^k written straight into the exponent bits,
-//   x clamped to [−87, 88] so that 2^k stays a normal float; relative error < 3e-7.
+// vector extensions (autograd/simd.h, whose exp8 is Cephes' expf, relative error < 3e-7):
 //   σ(x) = 1 / (1 + e^−x)
 //   tanh(x) = x + x³ P(x²) for |x| < 0.625 (Cephes tanhf), else sign(x) (1 − 2 / (e^2|x| + 1))
 // In double (gradient checks), std::exp and std::tanh, exactly as the sigmoid and tanh ops.
 namespace {
 
-using f32x8 = float __attribute__((vector_size(32)));
-using i32x8 = int32_t __attribute__((vector_size(32)));
-
-inline f32x8 splat(float v) {
-    return f32x8{v, v, v, v, v, v, v, v};
-}
-
-inline f32x8 exp_f32x8(f32x8 x) {
-    x = x < splat(-87.0f) ? splat(-87.0f) : x;
-    x = x > splat(88.0f) ? splat(88.0f) : x;
-    // round(x / ln 2) by adding and subtracting 1.5 * 2^23 (round-to-nearest of the FPU)
-    const f32x8 k = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-    const f32x8 r = x - k * 0.693359375f - k * -2.12194440e-4f;  // ln 2 in two parts
-    f32x8 p = splat(1.9875691500e-4f);
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    p = p * r * r + r + 1.0f;
-    const i32x8 exponent_bits = (__builtin_convertvector(k, i32x8) + 127) << 23;
-    f32x8 two_to_k;
-    std::memcpy(&two_to_k, &exponent_bits, sizeof two_to_k);
-    return p * two_to_k;
-}
+using namespace simd;
 
 inline f32x8 sigmoid_f32x8(f32x8 x) {
-    return 1.0f / (1.0f + exp_f32x8(-x));
+    return 1.0f / (1.0f + exp8(-x));
 }
 
 inline f32x8 tanh_f32x8(f32x8 x) {
@@ -67,7 +41,7 @@ inline f32x8 tanh_f32x8(f32x8 x) {
     p = p * x2 - 3.33332819422e-1f;
     const f32x8 small = p * x2 * x + x;
     const f32x8 abs_x = x < splat(0.0f) ? -x : x;
-    const f32x8 large_abs = 1.0f - 2.0f / (exp_f32x8(2.0f * abs_x) + 1.0f);
+    const f32x8 large_abs = 1.0f - 2.0f / (exp8(2.0f * abs_x) + 1.0f);
     const f32x8 large = x < splat(0.0f) ? -large_abs : large_abs;
     return abs_x < splat(0.625f) ? small : large;
 }

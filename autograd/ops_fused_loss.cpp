@@ -19,53 +19,17 @@
 #include <type_traits>
 
 #include "autograd/fused_loss.h"
-
-#pragma GCC diagnostic ignored "-Wpsabi"  // 32-byte vectors in internal functions: no ABI at stake
+#include "autograd/simd.h"
 
 namespace seqgrad {
 namespace {
 
-using f32x8 = float __attribute__((vector_size(32)));
-using i32x8 = int32_t __attribute__((vector_size(32)));
+using namespace simd;
 
-inline f32x8 splat(float v) {
-    return f32x8{v, v, v, v, v, v, v, v};
-}
-inline f32x8 load8(const float* p) {
-    f32x8 v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-}
-inline void store8(float* p, f32x8 v) {
-    std::memcpy(p, &v, sizeof v);
-}
 inline double sum8(f32x8 v) {
     double s = 0;
     for (int k = 0; k < 8; ++k) s += v[k];
     return s;
-}
-
-// e^x on 8 lanes (Cephes expf):  e^x = 2^k e^r,  k = round(x / ln 2),  r = x − k ln 2 with
-// |r| <= ln2/2, e^r by a degree-6 polynomial, 2^k written straight into the exponent bits.
-// Relative error < 3e-7; x < −87.3 (where 2^k would leave the normal floats) gives exactly 0.
-inline f32x8 exp8(f32x8 x) {
-    const f32x8 lo = splat(-87.3365478515625f), hi = splat(88.3762626647949f);
-    f32x8 xc = x < lo ? lo : x;
-    xc = xc > hi ? hi : xc;
-    // round(x / ln 2) by adding and subtracting 1.5 · 2^23 (the FPU's round-to-nearest)
-    const f32x8 k = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-    const f32x8 r = xc - k * 0.693359375f + k * 2.12194440e-4f;  // ln 2 in two parts
-    f32x8 p = splat(1.9875691500e-4f);
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    p = p * r * r + r + 1.0f;
-    const i32x8 exponent_bits = (__builtin_convertvector(k, i32x8) + 127) << 23;
-    f32x8 two_to_k;
-    std::memcpy(&two_to_k, &exponent_bits, sizeof two_to_k);
-    return x < lo ? splat(0.0f) : p * two_to_k;
 }
 
 // ---- row passes (T = real): a vector loop in float, then a scalar loop for the rest (all of
