@@ -2,6 +2,12 @@
 
 #include <cblas.h>
 
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <tuple>
+
 extern "C" void openblas_set_num_threads(int);
 
 namespace seqgrad {
@@ -17,6 +23,39 @@ void blas_gemm(CBLAS_ORDER o, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int
                double alpha, const double* A, Args... rest) {
     cblas_dgemm(o, ta, tb, M, N, K, alpha, A, rest...);
 }
+// SEQGRAD_GEMM_PROFILE=1: time every product by shape and print a table at exit (stderr), to
+// see which products a training step spends its time in.
+struct GemmProfile {
+    using Key = std::tuple<bool, bool, int64_t, int64_t, int64_t>;
+    struct Entry {
+        int64_t calls = 0;
+        double seconds = 0;
+    };
+    std::map<Key, Entry> entries;
+    ~GemmProfile() {
+        double total = 0;
+        for (auto& [k, e] : entries) total += e.seconds;
+        std::fprintf(stderr, "gemm profile: %.3f s in products\n", total);
+        std::multimap<double, Key> by_time;
+        for (auto& [k, e] : entries) by_time.emplace(-e.seconds, k);
+        for (auto& [neg, k] : by_time) {
+            const Entry& e = entries[k];
+            auto [ta, tb, M, N, K] = k;
+            std::fprintf(
+                stderr, "  %6.2f%%  %8lld calls  %c%c M=%-6lld N=%-6lld K=%-6lld %6.1f GFLOP/s\n",
+                100 * e.seconds / total, (long long)e.calls, ta ? 'T' : 'N', tb ? 'T' : 'N',
+                (long long)M, (long long)N, (long long)K,
+                2.0 * double(M) * double(N) * double(K) * double(e.calls) / e.seconds / 1e9);
+        }
+    }
+};
+GemmProfile* gemm_profile() {
+    static GemmProfile* profile = std::getenv("SEQGRAD_GEMM_PROFILE") ? new GemmProfile : nullptr;
+    static struct Printer {
+        ~Printer() { delete gemm_profile(); }
+    } printer;
+    return profile;
+}
 }  // namespace
 
 void gemm(bool transpose_a, bool transpose_b, int64_t M, int64_t N, int64_t K, real alpha,
@@ -30,8 +69,17 @@ void gemm(bool transpose_a, bool transpose_b, int64_t M, int64_t N, int64_t K, r
     const int ldb = int(transpose_b ? K : N);
     const auto ta = transpose_a ? CblasTrans : CblasNoTrans;
     const auto tb = transpose_b ? CblasTrans : CblasNoTrans;
+    GemmProfile* profile = gemm_profile();
+    const auto start =
+        profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     blas_gemm(CblasRowMajor, ta, tb, int(M), int(N), int(K), alpha, A, lda, B, ldb, beta, C,
               int(N));
+    if (profile) {
+        auto& e = profile->entries[{transpose_a, transpose_b, M, N, K}];
+        e.calls++;
+        e.seconds +=
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
 }
 
 void set_blas_threads(int threads) {
