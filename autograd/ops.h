@@ -90,8 +90,10 @@ Tensor reshape(const Tensor& x, std::initializer_list<int64_t> sizes);
 Tensor reshape(const Tensor& x, const Shape& shape);
 Tensor transpose(const Tensor& x);  // swaps the last two dims (a copy: results are contiguous)
 Tensor concat(const std::vector<Tensor>& xs, int dim);
-Tensor slice(const Tensor& x, int dim, int64_t start, int64_t end);  // [start, end)
-Tensor stack(const std::vector<Tensor>& xs, int dim);                // new dim of size xs.size()
+// [start, end) along dim. When the slice is one contiguous block (every dim before `dim` has
+// size 1, e.g. the first n rows of a batch) the result is a view sharing x's data, as reshape.
+Tensor slice(const Tensor& x, int dim, int64_t start, int64_t end);
+Tensor stack(const std::vector<Tensor>& xs, int dim);  // new dim of size xs.size()
 // Rows of `weight` [V, E] picked by `ids` (shape ids_shape) -> [ids_shape..., E]. Backward
 // scatter-adds (repeated ids accumulate); the row `padding_idx` (if >= 0) gets no gradient.
 Tensor embedding(const Tensor& weight, const std::vector<int32_t>& ids, const Shape& ids_shape,

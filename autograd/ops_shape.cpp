@@ -169,10 +169,21 @@ Tensor slice(const Tensor& x, int dim, int64_t start, int64_t end) {
     int64_t outer, inner;
     split_at(x.shape(), d, &outer, &inner);
     const int64_t len = end - start;
-    Tensor out = make_result(x.shape().with_dim(d, len));
-    for (int64_t o = 0; o < outer; ++o)
-        std::memcpy(out.data() + o * len * inner, x.data() + (o * n + start) * inner,
-                    sizeof(real) * len * inner);
+    Tensor out;
+    if (outer == 1) {
+        // One contiguous block (a slice of the leading dim, e.g. the first n rows of a batch):
+        // a view of x's data, like reshape, with no copy.
+        auto node = std::make_shared<Node>();
+        node->shape = x.shape().with_dim(d, len);
+        node->view_of = x.node().view_of ? x.node().view_of : x.node_ptr();
+        node->data = x.node().data + start * inner;
+        out = Tensor(std::move(node));
+    } else {
+        out = make_result(x.shape().with_dim(d, len));
+        for (int64_t o = 0; o < outer; ++o)
+            std::memcpy(out.data() + o * len * inner, x.data() + (o * n + start) * inner,
+                        sizeof(real) * len * inner);
+    }
     record(out, "slice", {x}, [outer, inner, n, start, len](Node& out) {
         real* gx = parent_grad(out, 0);
         if (!gx) return;

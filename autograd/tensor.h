@@ -35,7 +35,7 @@ using BackwardFn = std::function<void(Node& out)>;
 struct Node {
     Shape shape;
     Buffer data_buffer;    // owned data (empty for a view)
-    NodePtr view_of;       // a reshape shares the data of this node
+    NodePtr view_of;       // a reshape or a contiguous slice shares the data of this node
     real* data = nullptr;  // points into data_buffer or into view_of's data
     Buffer grad;           // allocated (zeroed) on first accumulation
     bool requires_grad = false;

@@ -52,6 +52,13 @@ std::vector<uint8_t> target_mask(const Batch& batch);
 /// Builds the padded batch of `examples[indices[0]], examples[indices[1]], ...`.
 Batch make_batch(const std::vector<EncodedPair>& examples, const std::vector<size_t>& indices);
 
+/// The same rows in order of decreasing target length (stable: equal lengths keep their order),
+/// with example_index permuted alike. The decoder of such a batch runs step t on the rows
+/// 0..n_t-1 only (n_t = targets longer than t), as finished sequences form the tail.
+Batch sort_by_target_length(const Batch& batch);
+/// Whether tgt_lengths never increases down the batch.
+bool is_sorted_by_target_length(const Batch& batch);
+
 struct BatchingOptions {
     int batch_size = 32;
     /// Pairs with a longer source / target (counted in ids, EOS included) are dropped;

@@ -156,26 +156,62 @@ EncodedSource Seq2Seq::encode(const Batch& batch) const {
     return source;
 }
 
+// A batch sorted by decreasing target length lets the decoder drop each sequence as soon as it
+// has ended (see below); sorting rows changes neither the loss (a mean over tokens) nor its
+// gradient, only the order of the sum.
 LossOutput Seq2Seq::forward_loss(const Batch& batch, double teacher_forcing,
                                  double label_smoothing) const {
-    return forward_loss(batch, encode(batch), teacher_forcing, label_smoothing);
+    if (is_sorted_by_target_length(batch))
+        return forward_loss(batch, encode(batch), teacher_forcing, label_smoothing);
+    const Batch sorted = sort_by_target_length(batch);
+    return forward_loss(sorted, encode(sorted), teacher_forcing, label_smoothing);
 }
 
+// Step t runs on the rows 0..n_t-1 only, where rows n_t..B-1 are those whose target has ended
+// before t (all of them when the batch is sorted by target length, only a finished tail
+// otherwise): their states would only feed padded positions, which the loss ignores. The
+// states, encoder outputs, keys and mask of the first n_t rows are views (no copy), so a step
+// costs what its running sequences cost, and the outputs of all steps, [n_0 + ... + n_{T-1}, H],
+// are exactly the real target tokens, which go through the output projection in one product.
 LossOutput Seq2Seq::forward_loss(const Batch& batch, const EncodedSource& source,
                                  double teacher_forcing, double label_smoothing) const {
     const int64_t B = batch.batch_size, T = batch.tgt_len, H = config_.hidden_size;
+    // row_end[b] = 1 + the last step with a real target in row b; running[t] = n_t.
+    std::vector<int64_t> row_end(size_t(B), 0), running(size_t(T), 0);
+    for (int64_t b = 0; b < B; ++b)
+        for (int64_t t = 0; t < T; ++t)
+            if (batch.tgt_out[size_t(b * T + t)] != Vocab::PAD) row_end[size_t(b)] = t + 1;
+    for (int64_t t = 0, n = B; t < T; ++t) {
+        while (n > 0 && row_end[size_t(n - 1)] <= t) --n;
+        running[size_t(t)] = n;
+    }
+
     Tensor hidden = source.final_state;
     Tensor feed = Tensor::zeros({B, H});
-    std::vector<Tensor> output_states;  // T x [B,H]
-    output_states.reserve(T);
-    std::vector<int32_t> previous(B), predicted(B, Vocab::SOS);
+    EncodedSource running_source = source;  // views of the first n_t rows
+    std::vector<Tensor> output_states;      // T x [n_t, H]
+    output_states.reserve(size_t(T));
+    std::vector<int32_t> targets, previous, predicted(size_t(B), Vocab::SOS);
+    targets.reserve(size_t(batch.num_target_tokens));
     for (int64_t t = 0; t < T; ++t) {
-        for (int64_t b = 0; b < B; ++b) {
-            bool gold = t == 0 || teacher_forcing >= 1 || rng_.uniform() < teacher_forcing;
-            previous[b] = gold ? batch.tgt_in[b * T + t] : predicted[b];
+        const int64_t n = running[size_t(t)];
+        if (n == 0) break;
+        if (n != hidden.size(0)) {
+            hidden = slice(hidden, 0, 0, n);
+            feed = slice(feed, 0, 0, n);
+            running_source.outputs = slice(source.outputs, 0, 0, n);
+            running_source.mask = slice(source.mask, 0, 0, n);
+            if (source.keys_projected.defined())
+                running_source.keys_projected = slice(source.keys_projected, 0, 0, n);
         }
-        Tensor embedded = decoder.dropout.forward(decoder.embedding.forward(previous, {B}));
-        Decoder::Step s = decoder.step(embedded, hidden, feed, source);
+        previous.resize(size_t(n));
+        for (int64_t b = 0; b < n; ++b) {
+            bool gold = t == 0 || teacher_forcing >= 1 || rng_.uniform() < teacher_forcing;
+            previous[size_t(b)] = gold ? batch.tgt_in[size_t(b * T + t)] : predicted[size_t(b)];
+            targets.push_back(batch.tgt_out[size_t(b * T + t)]);
+        }
+        Tensor embedded = decoder.dropout.forward(decoder.embedding.forward(previous, {n}));
+        Decoder::Step s = decoder.step(embedded, hidden, feed, running_source);
         hidden = s.hidden;
         feed = s.output_state;
         output_states.push_back(s.output_state);
@@ -183,31 +219,23 @@ LossOutput Seq2Seq::forward_loss(const Batch& batch, const EncodedSource& source
             NoGradGuard no_grad;
             Tensor logits = decoder.out.forward(s.output_state);
             const int64_t V = logits.size(1);
-            for (int64_t b = 0; b < B; ++b) {
+            for (int64_t b = 0; b < n; ++b) {
                 const real* row = logits.data() + b * V;
-                predicted[b] = int32_t(std::max_element(row, row + V) - row);
+                predicted[size_t(b)] = int32_t(std::max_element(row, row + V) - row);
             }
         }
     }
-    // Only real target tokens reach the output projection: gather their rows of [B*T, H].
-    std::vector<int32_t> rows, targets;
-    rows.reserve(batch.num_target_tokens);
-    targets.reserve(batch.num_target_tokens);
-    for (int64_t b = 0; b < B; ++b)
-        for (int64_t t = 0; t < T; ++t)
-            if (batch.tgt_out[b * T + t] != Vocab::PAD) {
-                rows.push_back(int32_t(b * T + t));
-                targets.push_back(batch.tgt_out[b * T + t]);
-            }
-    Tensor states = reshape(stack(output_states, 1), {B * T, H});
-    Tensor real_states = embedding(states, rows, {int64_t(rows.size())});
-    Tensor logits = decoder.out.forward(decoder.dropout.forward(real_states));
+    // [Σ n_t, H], time-major; a PAD inside a running row (none from make_batch) is ignored by
+    // the loss.
+    Tensor states = output_states.size() == 1 ? output_states[0] : concat(output_states, 0);
+    Tensor logits = decoder.out.forward(decoder.dropout.forward(states));
     LossOutput result;
     result.loss =
         cross_entropy(logits, targets, Vocab::PAD, Reduction::mean, real(label_smoothing));
-    result.num_tokens = int64_t(targets.size());
     const int64_t V = logits.size(1);
     for (size_t i = 0; i < targets.size(); ++i) {
+        if (targets[i] == Vocab::PAD) continue;
+        result.num_tokens++;
         const real* row = logits.data() + i * V;
         if (std::max_element(row, row + V) - row == targets[i]) result.num_correct++;
     }
