@@ -17,7 +17,7 @@ Other options: --seed (default 0), --warmup-seconds (3), --warmup-steps (10).
 
 Output: ONE JSON line per measurement on stdout (anything else goes to stderr):
     {"impl":"torch","bench":"train","config":"a","threads":1,"ms_per_step":..,
-     "tokens_per_s":..,"steps":..,"peak_rss_mb":..,  + informative extra keys}
+     "tokens_per_s":..,"gflops":..,"steps":..,"peak_rss_mb":..,  + informative extra keys}
     {"impl":"torch","bench":"decode","mode":"greedy"|"beam5","batch":1|32,"threads":N,
      "sentences_per_s":..,"peak_rss_mb":..,  + informative extra keys}
 
@@ -72,6 +72,11 @@ Measurement (train)
   (time.perf_counter) until >= --seconds (default 10) have passed and at least 5 steps.
   ms_per_step = median step time; tokens_per_s = (mean target tokens per batch over the
   pool) / median step time; peak_rss_mb = ru_maxrss of this process / 1024.
+  gflops = useful GFLOP/s = (mean useful FLOPs per batch over the pool) / median step time,
+  the FLOPs of the non-pad work counted exactly as seqgrad's bench::training_flops
+  (bench/synthetic.h): forward matrix products per real source / target token, x3 for
+  forward + backward, elementwise work left out. Informative only: it does not change
+  what is computed or timed.
 
 Decode (config (a)-sized Bahdanau model, Vs/Vt 4000/6000, E=H=A=256, random seeded
 weights, torch.no_grad(); sources from the same distribution, pool of 64 sentences)
@@ -165,6 +170,24 @@ def make_batch(gen, B, Vs, Vt):
         dec_in[i, 1:L] = gold[i, : L - 1]
     n_tokens = int((gold != PAD).sum())
     return dict(src=src_pad, src_len=src_len, dec_in=dec_in, gold=gold, n_tokens=n_tokens)
+
+
+def useful_flops(cfg, batch):
+    """FLOPs of the non-pad work of one training step, as bench::training_flops counts them."""
+    E, H, A, V = cfg["E"], cfg["H"], cfg["A"], cfg["Vt"]
+    fwd = 0.0
+    for S, T in zip(batch["src_len"].tolist(), (batch["gold"] != PAD).sum(1).tolist()):
+        fwd += S * (2 * E * 3 * H + 2 * H * 3 * H)  # encoder GRU
+        if cfg["attn"] == "bahdanau":
+            fwd += S * 2 * H * A  # keys projected once
+            fwd += T * (2 * H * A + 2 * S * A + 2 * S * H)  # query, scores, context
+            fwd += T * (2 * (E + H) * 3 * H + 2 * H * 3 * H)  # decoder GRU
+        else:
+            fwd += S * 2 * H * H  # W_a keys once
+            fwd += T * (2 * S * H + 2 * S * H + 2 * 2 * H * H)  # scores, context, W_c
+            fwd += T * (2 * E * 3 * H + 2 * H * 3 * H)
+        fwd += T * 2 * H * V  # output projection
+    return 3 * fwd
 
 
 def make_pool(seed, B, Vs, Vt, n=POOL_BATCHES):
@@ -269,6 +292,7 @@ def bench_train(args):
     params = list(model.parameters())
     pool = make_pool(args.seed + 1, cfg["B"], cfg["Vs"], cfg["Vt"])
     tokens_per_step = statistics.mean(b["n_tokens"] for b in pool)
+    flops_per_step = statistics.mean(useful_flops(cfg, b) for b in pool)
     model.train()
 
     n_warm = warmup(lambda i: train_step(model, opt, params, pool[i % len(pool)]), args)
@@ -287,6 +311,8 @@ def bench_train(args):
     emit(dict(impl="torch", bench="train", config=args.config, threads=args.threads,
               ms_per_step=round(med * 1e3, 4),
               tokens_per_s=round(tokens_per_step / med, 2),
+              gflops=round(flops_per_step / med / 1e9, 4),
+              gflop_per_step=round(flops_per_step / 1e9, 6),
               steps=len(times), peak_rss_mb=round(peak_rss_mb(), 1),
               ms_per_step_mean=round(statistics.mean(times) * 1e3, 4),
               tokens_per_step=tokens_per_step, warmup_steps=n_warm,
