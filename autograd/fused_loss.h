@@ -31,8 +31,12 @@ enum class Reduction { mean, sum, none };
 
 // Throws seqgrad::Error on a shape mismatch, a target outside [0, V) that is not ignore_index,
 // or a label_smoothing outside [0, 1].
+// num_correct (optional) receives the number of rows, ignored ones excepted, whose target is the
+// argmax of its logits (the first maximum, as std::max_element): accuracy at no extra pass, as
+// the row maximum is computed anyway.
 Tensor fused_cross_entropy(const Tensor& logits, const std::vector<int32_t>& targets,
-                           int32_t ignore_index, Reduction reduction, real label_smoothing);
+                           int32_t ignore_index, Reduction reduction, real label_smoothing,
+                           int64_t* num_correct = nullptr);
 
 // e^x for float, 8 lanes at a time (Cephes' polynomial, relative error < 3e-7; exactly 0 below
 // −87.3). What the float build of the fused loss uses; exposed for its accuracy test.

@@ -111,7 +111,9 @@ void exp_f32(const float* x, float* y, int64_t n) {
 
 // loss_i = lse_i − (1 − ε) x_it − (ε/V) Σ_j x_ij;   dx_ij += scale_i (p_ij − q_ij)
 Tensor fused_cross_entropy(const Tensor& logits, const std::vector<int32_t>& targets,
-                           int32_t ignore_index, Reduction reduction, real label_smoothing) {
+                           int32_t ignore_index, Reduction reduction, real label_smoothing,
+                           int64_t* num_correct) {
+    if (num_correct) *num_correct = 0;
     if (logits.rank() != 2 || logits.size(1) == 0)
         throw Error(fmt::format("cross_entropy: logits must be [N, V] with V > 0, got {}",
                                 logits.shape().str()));
@@ -157,6 +159,7 @@ Tensor fused_cross_entropy(const Tensor& logits, const std::vector<int32_t>& tar
             continue;
         }
         const real max = row_max(x, V);
+        if (num_correct && x[t] == max && std::find(x, x + t, max) == x + t) ++*num_correct;
         double sum_x = 0;
         const double sum_exp = exp_shifted(x, max, G ? G : scratch.data(), V, &sum_x);
         const double lse = double(max) + std::log(sum_exp);

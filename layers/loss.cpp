@@ -9,8 +9,10 @@
 namespace seqgrad {
 
 Tensor cross_entropy(const Tensor& logits, const std::vector<int32_t>& targets,
-                     int32_t ignore_index, Reduction reduction, real label_smoothing) {
-    return fused_cross_entropy(logits, targets, ignore_index, reduction, label_smoothing);
+                     int32_t ignore_index, Reduction reduction, real label_smoothing,
+                     int64_t* num_correct) {
+    return fused_cross_entropy(logits, targets, ignore_index, reduction, label_smoothing,
+                               num_correct);
 }
 
 int64_t count_targets(const std::vector<int32_t>& targets, int32_t ignore_index) {

@@ -22,10 +22,11 @@
 namespace seqgrad {
 
 // Fused log_softmax + NLL with ignore_index and label smoothing. Throws seqgrad::Error on a
-// target outside [0, V) that is not ignore_index, or a shape mismatch.
+// target outside [0, V) that is not ignore_index, or a shape mismatch. num_correct (optional)
+// receives how many non-ignored rows have their target as argmax (token accuracy).
 Tensor cross_entropy(const Tensor& logits, const std::vector<int32_t>& targets,
                      int32_t ignore_index = -100, Reduction reduction = Reduction::mean,
-                     real label_smoothing = 0);
+                     real label_smoothing = 0, int64_t* num_correct = nullptr);
 
 // The same loss composed from log_softmax, mul, sum and scalar ops (same value and gradient;
 // slower: it builds a [N, V] target distribution and runs three ops over [N, V]).

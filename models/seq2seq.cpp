@@ -230,15 +230,9 @@ LossOutput Seq2Seq::forward_loss(const Batch& batch, const EncodedSource& source
     Tensor states = output_states.size() == 1 ? output_states[0] : concat(output_states, 0);
     Tensor logits = decoder.out.forward(decoder.dropout.forward(states));
     LossOutput result;
-    result.loss =
-        cross_entropy(logits, targets, Vocab::PAD, Reduction::mean, real(label_smoothing));
-    const int64_t V = logits.size(1);
-    for (size_t i = 0; i < targets.size(); ++i) {
-        if (targets[i] == Vocab::PAD) continue;
-        result.num_tokens++;
-        const real* row = logits.data() + i * V;
-        if (std::max_element(row, row + V) - row == targets[i]) result.num_correct++;
-    }
+    result.loss = cross_entropy(logits, targets, Vocab::PAD, Reduction::mean, real(label_smoothing),
+                                &result.num_correct);
+    result.num_tokens = count_targets(targets, Vocab::PAD);
     return result;
 }
 

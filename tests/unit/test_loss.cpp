@@ -1,6 +1,7 @@
 // Cross-entropy: the fused op (hand-written backward) and its composed twin, gradient-checked
 // in double, equal to each other, and right on the cases that break naive implementations:
 // ignore_index, an all-ignored batch, label smoothing, logits of ±1e4, bad targets.
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -183,6 +184,33 @@ TEST_CASE("cross_entropy: bad targets and shapes give clear errors") {
     CHECK_THROWS_AS(cross_entropy(logits, {0, 1}, -100, Reduction::mean, 1.5), Error);
     // ignore_index itself may lie inside [0, V): it is then a class nobody is scored on.
     CHECK_NOTHROW(cross_entropy(logits, {0, 1}, 1));
+}
+
+TEST_CASE("cross_entropy: num_correct counts argmax == target, first maximum on ties") {
+    // rows: 0 right, 1 wrong, 2 tie won by an earlier class (wrong), 3 tie where the target is
+    // the first maximum (right), 4 ignored although right
+    Tensor logits = Tensor::from_vector({5, 4}, {0.1, 2.0, 0.3, -1,  // target 1: right
+                                                 3.0, 2.0, 0.3, -1,  // target 1: wrong
+                                                 1.0, 0.5, 1.0, -1,  // target 2: tie, class 0 first
+                                                 0.2, 0.9, 0.9, -1,  // target 1: first maximum
+                                                 0.0, 0.0, 5.0, 0.0});  // ignored
+    const std::vector<int32_t> targets{1, 1, 2, 1, -100};
+    int64_t correct = -1;
+    Tensor loss = cross_entropy(logits, targets, -100, Reduction::mean, 0, &correct);
+    CHECK(correct == 2);
+    // agrees with std::max_element on random rows
+    Tensor random_logits = random_tensor({64, 7}, 5, false);
+    std::vector<int32_t> random_targets;
+    int64_t expected = 0;
+    for (int64_t i = 0; i < 64; ++i) {
+        const real* row = random_logits.data() + i * 7;
+        const int32_t argmax = int32_t(std::max_element(row, row + 7) - row);
+        random_targets.push_back(i % 3 == 0 ? argmax : int32_t(i % 7));
+        expected += random_targets.back() == argmax;
+    }
+    cross_entropy(random_logits, random_targets, -100, Reduction::sum, 0.1, &correct);
+    CHECK(correct == expected);
+    CHECK(expected > 21);
 }
 
 TEST_CASE("exp_f32 (the float build's vectorised exp) is accurate to 3e-7 relative") {
