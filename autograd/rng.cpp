@@ -55,4 +55,19 @@ uint64_t Rng::below(uint64_t n) {
     }
 }
 
+namespace {
+thread_local Rng* g_thread_rng = nullptr;
+}  // namespace
+
+Rng& thread_rng(Rng& own) {
+    return g_thread_rng ? *g_thread_rng : own;
+}
+
+ThreadRng::ThreadRng(Rng& rng) : previous_(g_thread_rng) {
+    g_thread_rng = &rng;
+}
+ThreadRng::~ThreadRng() {
+    g_thread_rng = previous_;
+}
+
 }  // namespace seqgrad

@@ -26,4 +26,21 @@ class Rng {
     std::array<uint64_t, 4> state_{};
 };
 
+// The generator a module should draw from on the calling thread: `own` (the model's generator)
+// unless a ThreadRng is alive on this thread. Data-parallel workers install one each, seeded
+// from the model's generator, so that dropout and teacher forcing never share a generator
+// between threads and a run stays reproducible for a given number of threads.
+Rng& thread_rng(Rng& own);
+
+class ThreadRng {
+  public:
+    explicit ThreadRng(Rng& rng);
+    ~ThreadRng();
+    ThreadRng(const ThreadRng&) = delete;
+    ThreadRng& operator=(const ThreadRng&) = delete;
+
+  private:
+    Rng* previous_;
+};
+
 }  // namespace seqgrad

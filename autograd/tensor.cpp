@@ -21,7 +21,67 @@ NoGradGuard::~NoGradGuard() {
     g_grad_enabled = previous_;
 }
 
+// ---- gradient shards (data parallelism) ------------------------------------------------------
+namespace {
+thread_local GradientShard* g_shard = nullptr;
+}  // namespace
+
+struct GradientShard::Entry {
+    NodePtr leaf;  // kept alive while the shard holds a gradient for it
+    Buffer gradient;
+    bool dirty = false;  // written since the last reduce
+};
+
+GradientShard::GradientShard() = default;
+GradientShard::~GradientShard() = default;
+
+GradientShard::Scope::Scope(GradientShard& shard) : previous_(g_shard) {
+    g_shard = &shard;
+}
+GradientShard::Scope::~Scope() {
+    g_shard = previous_;
+}
+
+real* GradientShard::buffer(Node& leaf) {
+    // A model has tens of parameters: a linear search beats hashing, and keeps the order of
+    // first use, which is the same on every step.
+    for (Entry& e : entries_)
+        if (e.leaf.get() == &leaf) {
+            e.dirty = true;
+            return e.gradient.data();
+        }
+    Entry e;
+    e.leaf = leaf.shared_from_this();
+    e.gradient = Buffer(size_t(leaf.numel()));
+    std::memset(e.gradient.data(), 0, sizeof(real) * size_t(leaf.numel()));
+    e.dirty = true;
+    entries_.push_back(std::move(e));
+    return entries_.back().gradient.data();
+}
+
+void GradientShard::reduce_into_leaves() {
+    GradientShard* installed = g_shard;  // the leaves' own .grad, even on a shard's thread
+    g_shard = nullptr;
+    for (Entry& e : entries_) {
+        if (!e.dirty) continue;
+        const int64_t n = e.leaf->numel();
+        real* grad = e.leaf->grad_data();
+        real* shard = e.gradient.data();
+        for (int64_t i = 0; i < n; ++i) grad[i] += shard[i];
+        std::memset(shard, 0, sizeof(real) * size_t(n));
+        e.dirty = false;
+    }
+    g_shard = installed;
+}
+
+bool GradientShard::empty() const {
+    for (const Entry& e : entries_)
+        if (e.dirty) return false;
+    return true;
+}
+
 real* Node::grad_data() {
+    if (is_leaf && g_shard) return g_shard->buffer(*this);
     if (grad.size() == 0) {
         grad = Buffer(numel());
         std::memset(grad.data(), 0, sizeof(real) * numel());

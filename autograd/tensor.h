@@ -32,7 +32,7 @@ using NodePtr = std::shared_ptr<Node>;
 // Pushes `out.grad` into the gradients of out's parents (accumulating, never overwriting).
 using BackwardFn = std::function<void(Node& out)>;
 
-struct Node {
+struct Node : std::enable_shared_from_this<Node> {
     Shape shape;
     Buffer data_buffer;    // owned data (empty for a view)
     NodePtr view_of;       // a reshape or a contiguous slice shares the data of this node
@@ -52,7 +52,8 @@ struct Node {
 
     int64_t numel() const { return shape.numel(); }
     Node& parent(size_t i) { return *parents[i]; }
-    // The gradient buffer, allocated and zero-filled on first use. Used by backward rules.
+    // The gradient buffer, allocated and zero-filled on first use. Used by backward rules. For a
+    // leaf while a GradientShard is installed on the calling thread: the shard's buffer.
     real* grad_data();
 };
 
@@ -123,6 +124,45 @@ class NoGradGuard {
 
   private:
     bool previous_;
+};
+
+// ---- data parallelism ------------------------------------------------------------------------
+
+// Gradients of leaves (the parameters) kept apart, for one thread of a data-parallel step.
+// While a shard is installed on a thread (GradientShard::Scope), every gradient that ops on that
+// thread accumulate into a leaf goes into the shard's own zero-initialised buffer for that leaf
+// instead of the leaf's .grad, so that several threads can run forward and backward over the
+// same parameters at once without a lock; reduce_into_leaves then adds the shard into the
+// leaves' .grad (on one thread). Non-leaf gradients are per graph, hence per thread, anyway.
+class GradientShard {
+  public:
+    GradientShard();
+    ~GradientShard();
+    GradientShard(const GradientShard&) = delete;
+    GradientShard& operator=(const GradientShard&) = delete;
+
+    class Scope {  // installs `shard` on the calling thread for the scope's lifetime
+      public:
+        explicit Scope(GradientShard& shard);
+        ~Scope();
+        Scope(const Scope&) = delete;
+        Scope& operator=(const Scope&) = delete;
+
+      private:
+        GradientShard* previous_;
+    };
+
+    // The shard's buffer for `leaf`, allocated and zero-filled on first use.
+    real* buffer(Node& leaf);
+    // .grad += shard buffer for every leaf this shard holds a gradient for (allocating .grad if
+    // needed); the buffers are zeroed for the next step. Leaves are visited in a fixed order, so
+    // the result does not depend on thread timing.
+    void reduce_into_leaves();
+    bool empty() const;
+
+  private:
+    struct Entry;
+    std::vector<Entry> entries_;
 };
 
 // ---- used by op implementations ------------------------------------------------------------

@@ -89,6 +89,30 @@ Batch sort_by_target_length(const Batch& batch) {
     return sorted;
 }
 
+Batch take_rows(const Batch& batch, const std::vector<size_t>& rows) {
+    const size_t S = size_t(batch.src_len), T = size_t(batch.tgt_len);
+    Batch part;
+    part.batch_size = int(rows.size());
+    for (size_t r : rows) {
+        part.src_len = std::max(part.src_len, int(batch.src_lengths.at(r)));
+        part.tgt_len = std::max(part.tgt_len, int(batch.tgt_lengths.at(r)));
+    }
+    const size_t S2 = size_t(part.src_len), T2 = size_t(part.tgt_len);
+    for (size_t r : rows) {
+        part.src_ids.insert(part.src_ids.end(), batch.src_ids.begin() + r * S,
+                            batch.src_ids.begin() + r * S + S2);
+        part.tgt_in.insert(part.tgt_in.end(), batch.tgt_in.begin() + r * T,
+                           batch.tgt_in.begin() + r * T + T2);
+        part.tgt_out.insert(part.tgt_out.end(), batch.tgt_out.begin() + r * T,
+                            batch.tgt_out.begin() + r * T + T2);
+        part.src_lengths.push_back(batch.src_lengths[r]);
+        part.tgt_lengths.push_back(batch.tgt_lengths[r]);
+        part.num_target_tokens += batch.tgt_lengths[r];
+        if (r < batch.example_index.size()) part.example_index.push_back(batch.example_index[r]);
+    }
+    return part;
+}
+
 Batcher::Batcher(std::vector<EncodedPair> examples, const BatchingOptions& options)
     : examples_(std::move(examples)), options_(options) {
     if (options_.batch_size < 1) {

@@ -56,6 +56,9 @@ Batch make_batch(const std::vector<EncodedPair>& examples, const std::vector<siz
 /// with example_index permuted alike. The decoder of such a batch runs step t on the rows
 /// 0..n_t-1 only (n_t = targets longer than t), as finished sequences form the tail.
 Batch sort_by_target_length(const Batch& batch);
+/// The sub-batch of the given rows (in that order), its padded lengths cut to its own longest
+/// source and target.
+Batch take_rows(const Batch& batch, const std::vector<size_t>& rows);
 /// Whether tgt_lengths never increases down the batch.
 bool is_sorted_by_target_length(const Batch& batch);
 

@@ -12,7 +12,7 @@ Dropout::Dropout(real p, Rng& rng) : p_(p), rng_(rng) {
 
 // x -> x ⊙ mask / (1 - p) in training, x in eval (the dropout op)
 Tensor Dropout::forward(const Tensor& x) const {
-    return dropout(x, p_, training(), rng_);
+    return dropout(x, p_, training(), thread_rng(rng_));
 }
 
 }  // namespace seqgrad

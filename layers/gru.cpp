@@ -151,7 +151,8 @@ GRUOutput GRU::forward(const Tensor& inputs, const std::vector<int32_t>& lengths
         }
         result.step_states.insert(result.step_states.end(), states.begin(), states.end());
         layer_input = gather_step_states(states, int(D), lengths);  // [B,T,D*H]
-        if (layer + 1 < L) layer_input = dropout(layer_input, dropout_, training(), rng_);
+        if (layer + 1 < L)
+            layer_input = dropout(layer_input, dropout_, training(), thread_rng(rng_));
     }
     result.outputs = layer_input;
     result.final_hidden = stack(final_states, 0);  // [L*D,B,H]

@@ -186,6 +186,7 @@ LossOutput Seq2Seq::forward_loss(const Batch& batch, const EncodedSource& source
         running[size_t(t)] = n;
     }
 
+    Rng& rng = thread_rng(rng_);
     Tensor hidden = source.final_state;
     Tensor feed = Tensor::zeros({B, H});
     EncodedSource running_source = source;  // views of the first n_t rows
@@ -206,7 +207,7 @@ LossOutput Seq2Seq::forward_loss(const Batch& batch, const EncodedSource& source
         }
         previous.resize(size_t(n));
         for (int64_t b = 0; b < n; ++b) {
-            bool gold = t == 0 || teacher_forcing >= 1 || rng_.uniform() < teacher_forcing;
+            bool gold = t == 0 || teacher_forcing >= 1 || rng.uniform() < teacher_forcing;
             previous[size_t(b)] = gold ? batch.tgt_in[size_t(b * T + t)] : predicted[size_t(b)];
             targets.push_back(batch.tgt_out[size_t(b * T + t)]);
         }

@@ -1,0 +1,48 @@
+// DataParallel: one training step's forward and backward split over threads by batch rows.
+//
+// On a small recurrent model most products are per time step and small ([32,256] x [256,768]),
+// and BLAS gains little from a second thread on them. Splitting the batch instead gives each
+// thread whole sequences: thread k takes rows k, k + n, k + 2n, ... of the batch sorted by
+// target length (so every shard has about the same work and stays sorted), runs forward_loss and
+// backward on its own graph with single-threaded BLAS, and accumulates its parameter gradients
+// into a GradientShard (autograd/tensor.h); the calling thread (shard 0) writes straight into
+// the parameters' .grad, and the shards are added in afterwards, in a fixed order.
+//
+// The loss of the whole batch is the mean over its N real tokens; shard k's forward_loss is the
+// mean over its own n_k tokens, so its backward is seeded with n_k / N:
+//   L = Σ_k (n_k / N) L_k,   dL/dθ = Σ_k (n_k / N) dL_k/dθ
+// which is one backward of the whole batch, up to the order of floating-point sums.
+// Randomness (dropout, scheduled sampling) comes from one generator per shard, seeded from the
+// model's generator at each step, so a run is reproducible for a given thread count.
+#pragma once
+
+#include <memory>
+
+#include "models/seq2seq.h"
+
+namespace seqgrad {
+
+class DataParallel {
+  public:
+    // threads >= 1; threads - 1 workers are started and wait for steps (blocked, not spinning).
+    explicit DataParallel(int threads);
+    ~DataParallel();
+    DataParallel(const DataParallel&) = delete;
+    DataParallel& operator=(const DataParallel&) = delete;
+
+    int threads() const;
+
+    // forward_loss + backward of `batch` on min(threads, B) shards. Afterwards the parameters'
+    // .grad hold the gradient of the batch's mean loss (added to what they held, as backward
+    // does). Returns the batch's loss (a constant scalar: the graph is gone), its real tokens and
+    // the teacher-forced argmax hits. `rng` seeds the shards' generators (one draw per shard).
+    // Throws what forward_loss throws (the first error of any shard), after all shards stopped.
+    LossOutput forward_backward(const Seq2Seq& model, const Batch& batch, double teacher_forcing,
+                                double label_smoothing, Rng& rng);
+
+  private:
+    struct Pool;
+    std::unique_ptr<Pool> pool_;
+};
+
+}  // namespace seqgrad

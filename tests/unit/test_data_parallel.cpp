@@ -1,0 +1,170 @@
+// Data parallelism and the decoder's row shrinking: a step split over threads, or run on a batch
+// sorted by target length, gives the loss and the gradients of one plain backward of the whole
+// batch (in double, to rounding), and gradient shards keep concurrent threads apart.
+#include <cmath>
+#include <thread>
+
+#include "data/vocab.h"
+#include "models/data_parallel.h"
+#include "test_util.h"
+
+using namespace seqgrad;
+
+namespace {
+
+ModelConfig small_config(const std::string& attention) {
+    ModelConfig c;
+    c.embedding_size = 5;
+    c.hidden_size = 6;
+    c.attention_size = 4;
+    c.attention = attention;
+    c.input_feeding = attention == "luong_general";
+    return c;
+}
+
+// 7 pairs of mixed lengths, in an order that is NOT sorted by target length.
+Batch mixed_batch() {
+    std::vector<EncodedPair> pairs;
+    Rng rng(3);
+    const int target_lengths[] = {2, 5, 3, 5, 1, 4, 2};
+    const int source_lengths[] = {4, 2, 6, 3, 5, 1, 2};
+    for (int i = 0; i < 7; ++i) {
+        EncodedPair p;
+        for (int s = 0; s < source_lengths[i] - 1; ++s)
+            p.source.push_back(4 + int32_t(rng.below(9)));
+        p.source.push_back(Vocab::EOS);
+        for (int t = 0; t < target_lengths[i] - 1; ++t)
+            p.target.push_back(4 + int32_t(rng.below(9)));
+        p.target.push_back(Vocab::EOS);
+        pairs.push_back(p);
+    }
+    return make_batch(pairs, {0, 1, 2, 3, 4, 5, 6});
+}
+
+std::vector<std::vector<real>> gradients(const Seq2Seq& model) {
+    std::vector<std::vector<real>> g;
+    for (const Tensor& p : model.parameters()) g.push_back(p.grad().to_vector());
+    return g;
+}
+
+void zero_grads(Seq2Seq& model) {
+    for (Tensor p : model.parameters()) p.zero_grad();
+}
+
+double max_difference(const std::vector<std::vector<real>>& a,
+                      const std::vector<std::vector<real>>& b) {
+    REQUIRE(a.size() == b.size());
+    double worst = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+        REQUIRE(a[i].size() == b[i].size());
+        for (size_t j = 0; j < a[i].size(); ++j)
+            worst = std::max(worst, std::abs(double(a[i][j]) - double(b[i][j])));
+    }
+    return worst;
+}
+
+double largest(const std::vector<std::vector<real>>& a) {
+    double m = 0;
+    for (const auto& v : a)
+        for (real x : v) m = std::max(m, std::abs(double(x)));
+    return m;
+}
+
+}  // namespace
+
+TEST_CASE("row shrinking: a sorted batch gives the loss and gradients of the unsorted one") {
+    for (const std::string attention : {"bahdanau", "luong_general", "none"}) {
+        CAPTURE(attention);
+        Rng rng(11);
+        Seq2Seq model(small_config(attention), 13, 13, rng);
+        const Batch batch = mixed_batch();
+        REQUIRE(!is_sorted_by_target_length(batch));
+        // forward_loss(batch, source) keeps the given row order: only a finished tail is dropped
+        LossOutput unsorted = model.forward_loss(batch, model.encode(batch));
+        unsorted.loss.backward();
+        const auto g_unsorted = gradients(model);
+        zero_grads(model);
+        LossOutput sorted = model.forward_loss(batch);  // sorts, then drops rows as they end
+        sorted.loss.backward();
+        CHECK(std::abs(sorted.loss.item() - unsorted.loss.item()) < 1e-12);
+        CHECK(sorted.num_tokens == unsorted.num_tokens);
+        CHECK(sorted.num_tokens == 22);
+        CHECK(sorted.num_correct == unsorted.num_correct);
+        CHECK(largest(g_unsorted) > 1e-3);
+        CHECK(max_difference(gradients(model), g_unsorted) < 1e-12);
+    }
+}
+
+TEST_CASE("data parallel: 1, 2, 3 and 8 threads give one backward's loss and gradients") {
+    for (const std::string attention : {"bahdanau", "luong_general"}) {
+        CAPTURE(attention);
+        Rng rng(12);
+        Seq2Seq model(small_config(attention), 13, 13, rng);
+        const Batch batch = mixed_batch();
+        LossOutput plain = model.forward_loss(batch);
+        plain.loss.backward();
+        const auto g_plain = gradients(model);
+        for (int threads : {1, 2, 3, 8}) {  // 8 > B = 7: one row per shard
+            CAPTURE(threads);
+            zero_grads(model);
+            DataParallel parallel(threads);
+            Rng shard_seeds(5);
+            LossOutput out = parallel.forward_backward(model, batch, 1.0, 0.0, shard_seeds);
+            CHECK(std::abs(out.loss.item() - plain.loss.item()) < 1e-12);
+            CHECK(out.num_tokens == plain.num_tokens);
+            CHECK(out.num_correct == plain.num_correct);
+            CHECK(max_difference(gradients(model), g_plain) < 1e-12);
+            // gradients accumulate over calls, as backward does
+            parallel.forward_backward(model, batch, 1.0, 0.0, shard_seeds);
+            auto doubled = g_plain;
+            for (auto& v : doubled)
+                for (real& x : v) x *= 2;
+            CHECK(max_difference(gradients(model), doubled) < 1e-12);
+        }
+    }
+}
+
+TEST_CASE("data parallel: with dropout and sampling, a run is reproducible for a thread count") {
+    ModelConfig c = small_config("bahdanau");
+    c.dropout = 0.3;
+    auto run = [&](int threads) {
+        Rng rng(21);
+        Seq2Seq model(c, 13, 13, rng);
+        model.train();
+        DataParallel parallel(threads);
+        Rng seeds(9);
+        LossOutput out = parallel.forward_backward(model, mixed_batch(), 0.5, 0.1, seeds);
+        return std::make_pair(double(out.loss.item()), gradients(model));
+    };
+    const auto a = run(2), b = run(2);
+    CHECK(a.first == b.first);
+    CHECK(max_difference(a.second, b.second) == 0);
+    CHECK(std::isfinite(a.first));
+}
+
+TEST_CASE("gradient shards: two threads accumulate into one leaf without a race") {
+    Tensor w = Tensor::full({1000}, 1, true);
+    GradientShard shard_a, shard_b;
+    auto work = [&](GradientShard& shard, real scale) {
+        GradientShard::Scope scope(shard);
+        for (int i = 0; i < 50; ++i) sum(mul(w, scale)).backward();  // dw += scale, 50 times
+    };
+    std::thread a(work, std::ref(shard_a), real(1));
+    std::thread b(work, std::ref(shard_b), real(2));
+    a.join();
+    b.join();
+    CHECK(!w.has_grad());  // nothing reached the leaf yet
+    CHECK(!shard_a.empty());
+    shard_a.reduce_into_leaves();
+    shard_b.reduce_into_leaves();
+    CHECK(shard_a.empty());
+    const std::vector<real> g = w.grad().to_vector();
+    for (real x : g) CHECK(x == doctest::Approx(150.0));
+    // reduced buffers are zeroed: a second reduce adds nothing
+    shard_a.reduce_into_leaves();
+    CHECK(w.grad().to_vector()[0] == doctest::Approx(150.0));
+}
+
+TEST_CASE("data parallel: errors name the problem") {
+    CHECK_THROWS_WITH_AS(DataParallel(0), doctest::Contains("threads must be >= 1"), Error);
+}
