@@ -59,11 +59,18 @@ real* GradientShard::buffer(Node& leaf) {
     return entries_.back().gradient.data();
 }
 
-void GradientShard::reduce_into_leaves() {
+void GradientShard::reduce_into_leaves(size_t part, size_t parts) {
     GradientShard* installed = g_shard;  // the leaves' own .grad, even on a shard's thread
     g_shard = nullptr;
+    int64_t total = 0;
+    for (const Entry& e : entries_) total += e.leaf->numel();
+    // entry i belongs to the part in which its first element falls
+    const double per_part = double(total) / double(std::max<size_t>(parts, 1));
+    int64_t offset = 0;
     for (Entry& e : entries_) {
-        if (!e.dirty) continue;
+        const size_t owner = std::min(parts - 1, size_t(double(offset) / per_part));
+        offset += e.leaf->numel();
+        if (owner != part || !e.dirty) continue;
         const int64_t n = e.leaf->numel();
         real* grad = e.leaf->grad_data();
         real* shard = e.gradient.data();

@@ -156,8 +156,10 @@ class GradientShard {
     real* buffer(Node& leaf);
     // .grad += shard buffer for every leaf this shard holds a gradient for (allocating .grad if
     // needed); the buffers are zeroed for the next step. Leaves are visited in a fixed order, so
-    // the result does not depend on thread timing.
-    void reduce_into_leaves();
+    // the result does not depend on thread timing. With parts > 1, only the leaves of part
+    // `part` (the shard's leaves cut into `parts` runs of about equal size): `parts` threads can
+    // then reduce one shard together, each its own part.
+    void reduce_into_leaves(size_t part = 0, size_t parts = 1);
     bool empty() const;
 
   private:

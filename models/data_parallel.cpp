@@ -134,7 +134,11 @@ LossOutput DataParallel::forward_backward(const Seq2Seq& model, const Batch& bat
         out.loss = Tensor();
         results[size_t(k)] = out;
     });
-    for (auto& w : pool_->workers) w->shard.reduce_into_leaves();
+    // Σ_k shard k into .grad: every thread adds its own part of every shard's leaves.
+    const int reducers = pool_->threads;
+    pool_->run(reducers, [&](int k) {
+        for (auto& w : pool_->workers) w->shard.reduce_into_leaves(size_t(k), size_t(reducers));
+    });
 
     LossOutput total;
     double loss = 0;

@@ -160,6 +160,20 @@ TEST_CASE("gradient shards: two threads accumulate into one leaf without a race"
     CHECK(shard_a.empty());
     const std::vector<real> g = w.grad().to_vector();
     for (real x : g) CHECK(x == doctest::Approx(150.0));
+    // in parts: two leaves, reduced part by part, give the same sums
+    Tensor v = Tensor::full({10}, 1, true);
+    Tensor w2 = Tensor::full({30}, 1, true);
+    GradientShard shard_c;
+    {
+        GradientShard::Scope scope(shard_c);
+        (sum(v) + sum(mul(w2, real(3)))).backward();
+    }
+    shard_c.reduce_into_leaves(1, 2);
+    CHECK(!shard_c.empty());
+    shard_c.reduce_into_leaves(0, 2);
+    CHECK(shard_c.empty());
+    CHECK(v.grad().to_vector()[9] == doctest::Approx(1.0));
+    CHECK(w2.grad().to_vector()[29] == doctest::Approx(3.0));
     // reduced buffers are zeroed: a second reduce adds nothing
     shard_a.reduce_into_leaves();
     CHECK(w.grad().to_vector()[0] == doctest::Approx(150.0));
