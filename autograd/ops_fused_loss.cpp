@@ -4,7 +4,8 @@
 // will be needed, the second pass also stores e^(x − max), and a third pass turns it into the
 // gradient of the loss for an upstream gradient of 1:  G_ij = scale_i (p_ij − q_ij).
 // Backward is then a single scaled add, dx += dL · G, with no exp at all. The price is one
-// [N, V] buffer, the same size as the logits' own gradient.
+// [N, V] buffer, the same size as the logits' own gradient — and when the logits have no
+// gradient buffer yet (this op is their only consumer), G itself, scaled by dL, becomes it.
 //
 // Speed: the op is N·V exponentials (V = 6000 in the reference model) and a loop calling
 // std::exp is not vectorised without -ffast-math. In float (training) the row passes below run
@@ -176,9 +177,25 @@ Tensor fused_cross_entropy(const Tensor& logits, const std::vector<int32_t>& tar
     if (reduction != Reduction::none) out.data()[0] = real(total * row_scale);
 
     if (record(out, "cross_entropy", {logits}, [N, V, reduction](Node& out) {
-            real* dx = parent_grad(out, 0);
-            if (!dx) return;
-            const real *G = out.saved.data(), *dL = out.grad.data();
+            Node& x = out.parent(0);
+            if (!x.requires_grad) return;
+            real* G = out.saved.data();
+            const real* dL = out.grad.data();
+            // Usually this op is the logits' only consumer and their gradient buffer does not
+            // exist yet: then G, which is freed after this rule anyway, becomes that buffer,
+            // scaled in place by dL (not at all for dL = 1, the loss itself) — instead of a
+            // zero fill and a pass of dx += dL · G over [N, V]. The same values: 0 + dL·G = dL·G.
+            // Only for non-leaves: a leaf's gradient goes through grad_data(), which owns where
+            // it lives.
+            if (!x.is_leaf && x.grad.size() == 0) {
+                const int64_t rows = reduction == Reduction::none ? N : 1;
+                const int64_t cols = reduction == Reduction::none ? V : N * V;
+                for (int64_t i = 0; i < rows; ++i)
+                    if (dL[i] != real(1)) scale_shift(G + i * cols, dL[i], real(0), cols);
+                x.grad = std::move(out.saved);
+                return;
+            }
+            real* dx = x.grad_data();
             if (reduction != Reduction::none)  // dx += dL · G
                 add_scaled(dx, dL[0], G, N * V);
             else  // dx_i += dL_i · G_i

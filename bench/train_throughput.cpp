@@ -44,8 +44,7 @@ int main(int argc, char** argv) {
         adam.zero_grad();
         LossOutput out = model.forward_loss(batch);
         out.loss.backward();
-        clip_grad_norm(params, 1.0);
-        adam.step();
+        adam.step(clip_grad_norm_factor(params, 1.0).scale);  // = clip_grad_norm(1.0); step()
         tokens += batch.num_target_tokens;
         flops += bench::training_flops(c, batch);
         ++steps;

@@ -211,12 +211,20 @@ class Run {
                 double loss = out.loss.item();
                 if (!std::isfinite(loss)) fail_non_finite("loss", loss);
                 out.loss.backward();
-                double grad_norm =
-                    clip_grad_norm(model_->parameters(), t.clip_norm > 0 ? t.clip_norm : INFINITY);
+                // clip_grad_norm, with the factor applied by the optimizer step (no pass of its
+                // own), except on logging steps: the group norms logged are the clipped ones.
+                const std::vector<Tensor> params = model_->parameters();
+                GradClip clip =
+                    clip_grad_norm_factor(params, t.clip_norm > 0 ? t.clip_norm : INFINITY);
+                double grad_norm = clip.norm;
                 if (!std::isfinite(grad_norm)) fail_non_finite("gradient norm", grad_norm);
                 bool log_now = (progress_.step + 1) % t.log_every == 0;
+                if (log_now && clip.clipped()) {
+                    scale_grads(params, clip.scale);
+                    clip.scale = 1;
+                }
                 json group_norms = log_now ? group_gradient_norms(*model_) : json();
-                optimizer_->step();
+                optimizer_->step(clip.scale);
                 progress_.step++;
                 progress_.batch_in_epoch++;
                 tokens_since_log += out.num_tokens;

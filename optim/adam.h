@@ -30,12 +30,12 @@ class Adam : public Optimizer {
     // Throws seqgrad::Error on betas outside [0, 1), eps or weight_decay < 0.
     Adam(NamedTensors named_params, const AdamOptions& options = {});
 
-    void step() override;
     const char* kind() const override { return options_.decoupled_weight_decay ? "adamw" : "adam"; }
     const AdamOptions& options() const { return options_; }
 
   protected:
     nlohmann::json hyperparameters() const override;
+    void update(real grad_scale) override;
 
   private:
     AdamOptions options_;

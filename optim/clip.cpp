@@ -25,22 +25,33 @@ double grad_norm(const std::vector<Tensor>& params) {
     return std::sqrt(sum_squares);
 }
 
-// g ← g · max_norm / (‖g‖ + 1e-6)  when that factor is < 1
-double clip_grad_norm(const std::vector<Tensor>& params, double max_norm) {
+// max_norm / (‖g‖ + 1e-6)  when that factor is < 1
+GradClip clip_grad_norm_factor(const std::vector<Tensor>& params, double max_norm) {
     if (!(max_norm > 0))
         throw Error(fmt::format("clip_grad_norm: max_norm {} must be > 0", max_norm));
-    const double norm = grad_norm(params);
-    if (!std::isfinite(norm)) return norm;  // reported, not applied: see clip.h
-    const double factor = max_norm / (norm + 1e-6);
-    if (factor < 1) {
-        const real scale = real(factor);
-        for (Tensor p : params) {
-            if (!p.has_grad()) continue;
-            real* g = p.mutable_grad_data();
-            for (int64_t i = 0; i < p.numel(); ++i) g[i] *= scale;
-        }
+    GradClip clip;
+    clip.norm = grad_norm(params);
+    if (!std::isfinite(clip.norm)) return clip;  // reported, not applied: see clip.h
+    const double factor = max_norm / (clip.norm + 1e-6);
+    if (factor < 1) clip.scale = factor;
+    return clip;
+}
+
+void scale_grads(const std::vector<Tensor>& params, double scale) {
+    const real s = real(scale);
+    for (Tensor p : params) {
+        if (!p.has_grad()) continue;
+        real* g = p.mutable_grad_data();
+        const int64_t n = p.numel();
+        for (int64_t i = 0; i < n; ++i) g[i] *= s;
     }
-    return norm;
+}
+
+// g ← g · max_norm / (‖g‖ + 1e-6)  when that factor is < 1
+double clip_grad_norm(const std::vector<Tensor>& params, double max_norm) {
+    const GradClip clip = clip_grad_norm_factor(params, max_norm);
+    if (clip.clipped()) scale_grads(params, clip.scale);
+    return clip.norm;
 }
 
 double clip_grad_norm(const NamedTensors& params, double max_norm) {

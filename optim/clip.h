@@ -23,6 +23,20 @@ double grad_norm(const std::vector<Tensor>& params);
 double clip_grad_norm(const std::vector<Tensor>& params, double max_norm);
 double clip_grad_norm(const NamedTensors& params, double max_norm);
 
+// clip_grad_norm without touching the gradients: the norm, and the factor clip_grad_norm would
+// scale them by, max_norm / (‖g‖ + 1e-6) when that is < 1, else 1 (also 1 for a non-finite
+// norm). A training step passes it to the optimizer, optimizer.step(clip.scale), which applies
+// it on the fly: the same update as clip_grad_norm + step(), one pass over the gradients fewer.
+struct GradClip {
+    double norm = 0;   // ‖g‖ before clipping
+    double scale = 1;  // in (0, 1]
+    bool clipped() const { return scale < 1; }
+};
+GradClip clip_grad_norm_factor(const std::vector<Tensor>& params, double max_norm);
+
+// g ← g · scale for every gradient (rounded to real, as clip_grad_norm and Optimizer::step do).
+void scale_grads(const std::vector<Tensor>& params, double scale);
+
 // g_i ← clamp(g_i, −clip_value, clip_value) for every gradient element (NaN stays NaN).
 // Throws seqgrad::Error unless clip_value > 0.
 void clip_grad_value(const std::vector<Tensor>& params, double clip_value);

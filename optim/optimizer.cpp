@@ -26,6 +26,14 @@ void Optimizer::set_lr(double lr) {
     lr_ = lr;
 }
 
+void Optimizer::step(double grad_scale) {
+    if (!(grad_scale >= 0) || !std::isfinite(grad_scale))
+        throw Error(
+            fmt::format("optimizer: gradient scale {} must be finite and >= 0", grad_scale));
+    ++step_count_;
+    update(real(grad_scale));
+}
+
 void Optimizer::zero_grad() {
     for (auto& [_, p] : params_) p.zero_grad();
 }

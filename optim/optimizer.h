@@ -32,9 +32,16 @@ class Optimizer {
     Optimizer(const Optimizer&) = delete;
     Optimizer& operator=(const Optimizer&) = delete;
 
-    // One update from the current gradients; parameters without a gradient buffer (never
-    // reached by a backward pass) are left alone. Increments step_count().
-    virtual void step() = 0;
+    // One update from the current gradients, each multiplied by grad_scale first; parameters
+    // without a gradient buffer (never reached by a backward pass) are left alone. Increments
+    // step_count(). The multiplication is the one clip_grad_norm does in place
+    // (g · real(scale)), so step(clip_grad_norm_factor(...).scale) makes the same update as
+    // clip_grad_norm followed by step() without a pass of its own over the gradients: bit for
+    // bit for Adam, AdamW and plain SGD; with an L2 term (Adam or SGD weight_decay) or SGD
+    // momentum, the compiler may fuse g · scale into the multiply-add that follows, which can
+    // change the last bit of a value. A scale of 1 is not multiplied at all.
+    // Throws seqgrad::Error unless grad_scale is finite and >= 0.
+    void step(double grad_scale = 1);
     // Zeroes every parameter's gradient (the buffers stay allocated).
     void zero_grad();
 
@@ -61,6 +68,9 @@ class Optimizer {
     // The buffer `buffer` of parameter `param` (same shape as the parameter).
     Tensor& state(size_t buffer, size_t param) { return buffers_[buffer][param]; }
     virtual nlohmann::json hyperparameters() const = 0;
+    // The update rule, called by step() after it incremented step_count_; the gradient of each
+    // parameter is g · grad_scale.
+    virtual void update(real grad_scale) = 0;
 
     int64_t step_count_ = 0;
 

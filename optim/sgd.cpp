@@ -20,26 +20,62 @@ nlohmann::json SGD::hyperparameters() const {
     return {{"momentum", momentum_}, {"nesterov", nesterov_}, {"weight_decay", weight_decay_}};
 }
 
+namespace {
+
+// One parameter's update; a template per mode, so that each is a branch-free loop. Without a
+// scale, g is used as it is (see adam.cpp).
+template <bool WeightDecay, bool Momentum, bool Nesterov, bool Scaled>
+void sgd_loop(real lr, real mu, real wd, real grad_scale, int64_t n, const real* __restrict g,
+              real* __restrict w, real* __restrict buf) {
+    for (int64_t i = 0; i < n; ++i) {
+        real d = Scaled ? g[i] * grad_scale : g[i];
+        if constexpr (WeightDecay) d += wd * w[i];
+        if constexpr (Momentum) {
+            buf[i] = mu * buf[i] + d;
+            d = Nesterov ? d + mu * buf[i] : buf[i];
+        }
+        w[i] -= lr * d;
+    }
+}
+
+template <bool WeightDecay, bool Momentum, bool Nesterov>
+void sgd_update(real lr, real mu, real wd, real grad_scale, int64_t n, const real* g, real* w,
+                real* buf) {
+    if (grad_scale == real(1))
+        sgd_loop<WeightDecay, Momentum, Nesterov, false>(lr, mu, wd, grad_scale, n, g, w, buf);
+    else
+        sgd_loop<WeightDecay, Momentum, Nesterov, true>(lr, mu, wd, grad_scale, n, g, w, buf);
+}
+
+}  // namespace
+
 // p ← p − lr · d,  d = g + wd p (no momentum),  buf = μ buf + d,  d = buf or d + μ buf
-void SGD::step() {
-    ++step_count_;
+void SGD::update(real grad_scale) {
     const real lr = real(this->lr()), mu = real(momentum_), wd = real(weight_decay_);
+    const bool decay = weight_decay_ != 0;
     const auto& params = named_parameters();
     for (size_t k = 0; k < params.size(); ++k) {
         Tensor p = params[k].second;
         if (!p.has_grad()) continue;
         const real* g = p.grad_data();
         real* w = p.data();
-        real* buf = momentum_ > 0 ? state(momentum_buffer_, k).data() : nullptr;
-        for (int64_t i = 0; i < p.numel(); ++i) {
-            real d = g[i];
-            if (weight_decay_ != 0) d += wd * w[i];
-            if (buf) {
-                buf[i] = mu * buf[i] + d;
-                d = nesterov_ ? d + mu * buf[i] : buf[i];
-            }
-            w[i] -= lr * d;
+        const int64_t n = p.numel();
+        if (momentum_ == 0) {
+            if (decay)
+                sgd_update<true, false, false>(lr, mu, wd, grad_scale, n, g, w, nullptr);
+            else
+                sgd_update<false, false, false>(lr, mu, wd, grad_scale, n, g, w, nullptr);
+            continue;
         }
+        real* buf = state(momentum_buffer_, k).data();
+        if (decay && nesterov_)
+            sgd_update<true, true, true>(lr, mu, wd, grad_scale, n, g, w, buf);
+        else if (decay)
+            sgd_update<true, true, false>(lr, mu, wd, grad_scale, n, g, w, buf);
+        else if (nesterov_)
+            sgd_update<false, true, true>(lr, mu, wd, grad_scale, n, g, w, buf);
+        else
+            sgd_update<false, true, false>(lr, mu, wd, grad_scale, n, g, w, buf);
     }
 }
 

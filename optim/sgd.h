@@ -17,7 +17,6 @@ class SGD : public Optimizer {
     SGD(NamedTensors named_params, double lr, double momentum = 0, bool nesterov = false,
         double weight_decay = 0);
 
-    void step() override;
     const char* kind() const override { return "sgd"; }
 
     double momentum() const { return momentum_; }
@@ -26,6 +25,7 @@ class SGD : public Optimizer {
 
   protected:
     nlohmann::json hyperparameters() const override;
+    void update(real grad_scale) override;
 
   private:
     double momentum_;

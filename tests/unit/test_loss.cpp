@@ -72,6 +72,13 @@ TEST_CASE(
                     return cross_entropy_composed(x[0], targets, -100, reduction, smoothing);
                 },
                 {logits});
+            // Logits that are an op's result (as in a model): their gradient buffer does not
+            // exist when the cross-entropy's backward runs, which then hands over its own.
+            expect_gradcheck(
+                [&](auto& x) {
+                    return cross_entropy(mul(x[0], real(1.5)), targets, -100, reduction, smoothing);
+                },
+                {logits});
         }
 }
 
@@ -103,11 +110,59 @@ TEST_CASE("cross_entropy: fused == composed in value and gradient (1e-12)") {
                                                       smoothing);
                     },
                     logits);
+                // The logits as an op's result (× 1, exact): the backward hands its buffer over
+                // as their gradient instead of adding into a zero-filled one; the same values.
+                auto fused_non_leaf = evaluate(
+                    [&](const Tensor& x) {
+                        return cross_entropy(mul(x, real(1)), c.targets, c.ignore_index, reduction,
+                                             smoothing);
+                    },
+                    logits);
                 REQUIRE(fused.value.size() == composed.value.size());
                 for (size_t i = 0; i < fused.value.size(); ++i)
                     CHECK(std::fabs(fused.value[i] - composed.value[i]) < 1e-12);
                 for (size_t i = 0; i < fused.gradient.size(); ++i)
                     CHECK(std::fabs(fused.gradient[i] - composed.gradient[i]) < 1e-12);
+                CHECK(fused_non_leaf.gradient == fused.gradient);
+            }
+}
+
+TEST_CASE("cross_entropy: right gradient when the logits also feed another op, in both orders") {
+    // z = 1.5 x feeds the cross-entropy and o = Σ tanh(z) z. Backward runs the users of z in
+    // reverse order of the graph walk, which visits an op's inputs left to right: in
+    // add(loss, o), o's backward runs first and allocates z's gradient, into which the
+    // cross-entropy then adds; in add(o, loss), the cross-entropy runs first and hands its own
+    // buffer over as z's gradient, into which o then accumulates. The upstream gradient of the
+    // cross-entropy is 1, 0.7 or (Reduction::none) a different weight per row.
+    const std::vector<int32_t> targets{3, 0, -100, 4, 1};
+    const Tensor row_weights = random_tensor({5}, 77, false);
+    for (Reduction reduction : {Reduction::mean, Reduction::sum, Reduction::none})
+        for (real weight : {1.0, 0.7})
+            for (bool loss_first : {true, false}) {
+                if (reduction == Reduction::none && weight != 1) continue;  // weighted anyway
+                CAPTURE(name(reduction));
+                CAPTURE(weight);
+                CAPTURE(loss_first);
+                auto total = [&](const Tensor& x, bool fused) {
+                    Tensor z = mul(x, real(1.5));
+                    Tensor ce = fused ? cross_entropy(z, targets, -100, reduction, 0.1)
+                                      : cross_entropy_composed(z, targets, -100, reduction, 0.1);
+                    Tensor loss = reduction == Reduction::none ? sum(mul(ce, row_weights))
+                                  : weight == 1                ? ce
+                                                               : mul(ce, weight);
+                    Tensor other = sum(mul(tanh(z), z));
+                    return loss_first ? add(loss, other) : add(other, loss);
+                };
+                Tensor logits = random_tensor({5, 6}, 81, true, -3, 3);
+                expect_gradcheck([&](auto& x) { return total(x[0], true); }, {logits});
+                Tensor a = Tensor::from_vector(logits.shape(), logits.to_vector(), true);
+                Tensor b = Tensor::from_vector(logits.shape(), logits.to_vector(), true);
+                total(a, true).backward();
+                total(b, false).backward();
+                const std::vector<real> fused = a.grad().to_vector(),
+                                        composed = b.grad().to_vector();
+                for (size_t i = 0; i < fused.size(); ++i)
+                    CHECK(std::fabs(fused[i] - composed[i]) < 1e-12);
             }
 }
 

@@ -2,6 +2,7 @@
 // checkpoint round trip of their state.
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <string>
 
 #include "optim/adam.h"
@@ -200,6 +201,102 @@ TEST_CASE("clip_grad_norm: global norm, exact post-clip norm, returns the pre-cl
     NamedTensors named_params{{"a", a}, {"b", b}};
     set_grads(1);
     CHECK(clip_grad_norm(named_params, 1.0) == 5.0);
+}
+
+namespace {
+
+// Adam, AdamW, Adam with an L2 term, and SGD in each of its modes, over the parameters `ps`.
+const char* const kOptimizers[] = {"adam",         "adamw",        "adam l2",        "sgd",
+                                   "sgd momentum", "sgd nesterov", "sgd momentum wd"};
+std::unique_ptr<Optimizer> make_optimizer(const std::string& kind, const NamedTensors& ps) {
+    if (kind.rfind("sgd", 0) == 0) {
+        const bool momentum = kind != "sgd";
+        return std::make_unique<SGD>(ps, 0.05, momentum ? 0.9 : 0.0, kind == "sgd nesterov",
+                                     kind == "sgd momentum wd" ? 0.01 : 0.0);
+    }
+    AdamOptions o;
+    o.lr = 0.01;
+    o.weight_decay = kind == "adam" ? 0 : 0.05;
+    if (kind == "adamw") return std::make_unique<AdamW>(ps, o);
+    return std::make_unique<Adam>(ps, o);
+}
+
+// Two parameters and a gradient that depends on them and on the step, like real training.
+struct Problem {
+    Tensor w = random_tensor({3, 5}, 91), u = random_tensor({7}, 92);
+    NamedTensors named() const { return {{"w", w}, {"u", u}}; }
+    std::vector<Tensor> list() const { return {w, u}; }
+    void backward(int t, double size) {
+        w.zero_grad();
+        u.zero_grad();
+        Tensor loss =
+            add(sum(mul(tanh(add(mul(w, w), real(0.1) * t)), real(size))), sum(mul(u, u)));
+        loss.backward();
+    }
+};
+
+void check_same(const Tensor& a, const Tensor& b) {
+    const std::vector<real> x = a.to_vector(), y = b.to_vector();
+    for (size_t i = 0; i < x.size(); ++i) CHECK(std::fabs(x[i] - y[i]) < 1e-12);
+}
+
+}  // namespace
+
+TEST_CASE("Optimizer::step(s) equals step() after scaling the gradients by s") {
+    for (const char* kind : kOptimizers) {
+        CAPTURE(kind);
+        Problem a, b;
+        auto scaled = make_optimizer(kind, a.named()), plain = make_optimizer(kind, b.named());
+        const double scales[] = {0.3, 1.0, 0.0371, 0.9};
+        for (int t = 0; t < 4; ++t) {
+            a.backward(t, 2.0);
+            b.backward(t, 2.0);
+            scaled->step(scales[t]);
+            scale_grads(b.list(), scales[t]);
+            plain->step();
+            check_same(a.w, b.w);
+            check_same(a.u, b.u);
+            for (size_t k = 0; k < scaled->state_tensors().size(); ++k)
+                check_same(scaled->state_tensors()[k].second, plain->state_tensors()[k].second);
+        }
+        CHECK(scaled->step_count() == 4);
+        CHECK_THROWS_AS(scaled->step(-1), Error);
+        CHECK_THROWS_AS(scaled->step(std::numeric_limits<double>::quiet_NaN()), Error);
+        CHECK_THROWS_AS(scaled->step(std::numeric_limits<double>::infinity()), Error);
+        CHECK(scaled->step_count() == 4);  // a rejected scale takes no step
+    }
+}
+
+TEST_CASE("clip_grad_norm_factor + step(scale) gives the parameters of clip_grad_norm + step") {
+    for (const char* kind : kOptimizers)
+        for (double max_norm : {0.5, 1000.0, std::numeric_limits<double>::infinity()}) {
+            CAPTURE(kind);
+            CAPTURE(max_norm);
+            Problem a, b;
+            auto fused = make_optimizer(kind, a.named()),
+                 separate = make_optimizer(kind, b.named());
+            for (int t = 0; t < 3; ++t) {
+                a.backward(t, 3.0 - t);  // norms on both sides of 0.5
+                b.backward(t, 3.0 - t);
+                const GradClip clip = clip_grad_norm_factor(a.list(), max_norm);
+                const double norm = clip_grad_norm(b.list(), max_norm);
+                CHECK(clip.norm == norm);
+                CHECK(clip.clipped() == (max_norm / (norm + 1e-6) < 1));
+                CHECK(clip.scale == (clip.clipped() ? max_norm / (norm + 1e-6) : 1.0));
+                if (max_norm == 0.5) CHECK(clip.clipped());
+                fused->step(clip.scale);
+                separate->step();
+                check_same(a.w, b.w);
+                check_same(a.u, b.u);
+            }
+        }
+    Tensor a = Tensor::from_vector({2}, {0, 0}, true);
+    a.mutable_grad_data()[0] = 1;
+    a.mutable_grad_data()[1] = real(std::numeric_limits<double>::infinity());
+    const GradClip clip = clip_grad_norm_factor({a}, 1.0);
+    CHECK_FALSE(std::isfinite(clip.norm));
+    CHECK(clip.scale == 1.0);  // not 0 or NaN: the caller decides what to do
+    CHECK_THROWS_AS(clip_grad_norm_factor({a}, 0.0), Error);
 }
 
 TEST_CASE("clip_grad_norm reports a non-finite norm and leaves the gradients alone") {
