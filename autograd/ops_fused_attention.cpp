@@ -132,37 +132,36 @@ Tensor additive_attention_scores(const Tensor& query_projected, const Tensor& ke
             sq.str(), sk.str(), v.shape().str()));
     const int64_t B = sk[0], S = sk[1], A = sk[2];
 
-    const bool need_grad = grad_enabled() && (query_projected.requires_grad() ||
-                                              keys_projected.requires_grad() || v.requires_grad());
-    Buffer saved_tanh;  // t [B, S, A], kept for the backward
-    if (need_grad) saved_tanh = Buffer(size_t(B * S * A));
-
+    // t = tanh(qp + kp) is NOT kept for the backward, which recomputes it row by row: keeping
+    // it would hold [B, S, A] per decoder step until the backward (19 MB over a batch of config
+    // (c)), and recomputing costs one tanh per element, less than 1% of a training step.
     Tensor out = make_result({B, S});
     const real *qp = query_projected.data(), *kp = keys_projected.data(), *pv = v.data();
     for (int64_t b = 0; b < B; ++b)
-        for (int64_t s = 0; s < S; ++s) {
-            real* t = need_grad ? saved_tanh.data() + (b * S + s) * A : nullptr;
-            out.data()[b * S + s] = tanh_row_dot(qp + b * A, kp + (b * S + s) * A, pv, t, A);
-        }
+        for (int64_t s = 0; s < S; ++s)
+            out.data()[b * S + s] =
+                tanh_row_dot(qp + b * A, kp + (b * S + s) * A, pv, static_cast<real*>(nullptr), A);
 
-    if (record(out, "additive_attention_scores", {query_projected, keys_projected, v},
-               [B, S, A](Node& out) {
-                   real* dqp = parent_grad(out, 0);
-                   real* dkp = parent_grad(out, 1);
-                   real* dv = parent_grad(out, 2);
-                   const real *pv = out.parent(2).data, *dscores = out.grad.data();
-                   for (int64_t b = 0; b < B; ++b)
-                       for (int64_t s = 0; s < S; ++s) {
-                           const real g = dscores[b * S + s];
-                           if (g == 0) continue;  // e.g. a masked position: nothing to add
-                           const real* t = out.saved.data() + (b * S + s) * A;
-                           if (dv) add_scaled(dv, g, t, A);
-                           if (dqp || dkp)
-                               tanh_backward_row(g, pv, t, dqp ? dqp + b * A : nullptr,
-                                                 dkp ? dkp + (b * S + s) * A : nullptr, A);
-                       }
-               }))
-        out.node().saved = std::move(saved_tanh);
+    record(out, "additive_attention_scores", {query_projected, keys_projected, v},
+           [B, S, A](Node& out) {
+               real* dqp = parent_grad(out, 0);
+               real* dkp = parent_grad(out, 1);
+               real* dv = parent_grad(out, 2);
+               const real *qp = out.parent(0).data, *kp = out.parent(1).data;
+               const real *pv = out.parent(2).data, *dscores = out.grad.data();
+               Buffer t_row(static_cast<size_t>(A));
+               real* t = t_row.data();
+               for (int64_t b = 0; b < B; ++b)
+                   for (int64_t s = 0; s < S; ++s) {
+                       const real g = dscores[b * S + s];
+                       if (g == 0) continue;  // e.g. a masked position: nothing to add
+                       tanh_row_dot(qp + b * A, kp + (b * S + s) * A, pv, t, A);
+                       if (dv) add_scaled(dv, g, t, A);
+                       if (dqp || dkp)
+                           tanh_backward_row(g, pv, t, dqp ? dqp + b * A : nullptr,
+                                             dkp ? dkp + (b * S + s) * A : nullptr, A);
+                   }
+           });
     return out;
 }
 

@@ -11,6 +11,7 @@
 #include "apps/args.h"
 #include "autograd/gemm.h"
 #include "bench_util.h"
+#include "models/data_parallel.h"
 #include "models/seq2seq.h"
 #include "optim/adam.h"
 #include "optim/clip.h"
@@ -20,12 +21,19 @@ using namespace seqgrad;
 
 int main(int argc, char** argv) {
     Args args(std::vector<std::string>(argv + 1, argv + argc),
-              {"config", "threads", "seconds", "batch", "target-len", "seed"}, {});
+              {"config", "threads", "seconds", "batch", "target-len", "seed", "parallel"}, {});
     bench::BenchConfig c = bench::bench_config(args.get("config", "a"));
     const int threads = args.get_int("threads", 1);
     const double seconds = args.get_double("seconds", 10);
     const int target_len = args.get_int("target-len", 0);
     c.B = args.get_int("batch", c.B);
+    // --parallel data (default with threads > 1): the batch's rows split over `threads` threads
+    // (models/data_parallel.h), each with 1-thread BLAS; --parallel blas: one thread of our own
+    // and `threads` BLAS threads.
+    const std::string parallel_mode = args.get("parallel", threads > 1 ? "data" : "blas");
+    if (parallel_mode != "data" && parallel_mode != "blas")
+        throw std::runtime_error("--parallel must be 'data' or 'blas', got '" + parallel_mode + "'");
+    const bool data_parallel = parallel_mode == "data" && threads > 1;
     set_blas_threads(threads);
 
     Rng rng(uint64_t(args.get_int("seed", 0)));
@@ -33,6 +41,8 @@ int main(int argc, char** argv) {
     AdamOptions o;
     o.lr = 1e-3;
     Adam adam(model.named_parameters(), o);
+    std::unique_ptr<DataParallel> parallel =
+        data_parallel ? std::make_unique<DataParallel>(threads) : nullptr;
     std::vector<Batch> pool = bench::batch_pool(c, 1, 16, 5, 12, target_len);
     std::vector<Tensor> params = model.parameters();
 
@@ -42,8 +52,12 @@ int main(int argc, char** argv) {
     auto step = [&] {
         const Batch& batch = pool[next++ % pool.size()];
         adam.zero_grad();
-        LossOutput out = model.forward_loss(batch);
-        out.loss.backward();
+        if (data_parallel) {
+            parallel->forward_backward(model, batch, 1.0, 0.0, rng);
+        } else {
+            LossOutput out = model.forward_loss(batch);
+            out.loss.backward();
+        }
         adam.step(clip_grad_norm_factor(params, 1.0).scale);  // = clip_grad_norm(1.0); step()
         tokens += batch.num_target_tokens;
         flops += bench::training_flops(c, batch);
@@ -63,6 +77,7 @@ int main(int argc, char** argv) {
                         {"bench", "train"},
                         {"config", c.name},
                         {"threads", threads},
+                        {"parallel", data_parallel ? "data" : "blas"},
                         {"batch", c.B},
                         {"target_len", target_len},
                         {"ms_per_step", t.median_ms},
@@ -75,6 +90,7 @@ int main(int argc, char** argv) {
                         {"live_buffers_growth", after.live_buffers - before.live_buffers},
                         {"system_allocations_during_timing",
                          after.system_allocations - before.system_allocations},
+                        {"pool_cached_mb", double(after.cached_bytes) / (1 << 20)},
                         {"peak_rss_mb", bench::peak_rss_mb()}};
     fmt::print("{}\n", line.dump());
     return 0;

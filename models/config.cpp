@@ -199,6 +199,7 @@ Config Config::from_json(const json& j, const std::string& source) {
         r.integer("patience", t.patience, 0);
         r.seed("seed", t.seed);
         r.integer("threads", t.threads, 1, 256);
+        r.choice("parallel", t.parallel, {"data", "blas"});
         r.integer("max_valid_decode", t.max_valid_decode, 0);
         r.finish();
     }
@@ -277,6 +278,7 @@ json Config::to_json() const {
           {"patience", t.patience},
           {"seed", t.seed},
           {"threads", t.threads},
+          {"parallel", t.parallel},
           {"max_valid_decode", t.max_valid_decode}}},
         {"decode",
          {{"beam_size", decode.beam_size},

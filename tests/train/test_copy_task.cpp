@@ -45,7 +45,7 @@ TEST_CASE("a tiny attention model learns to reverse sequences (> 95% token accur
         o.lr = 0.01;
         Adam adam(model.named_parameters(), o);
         Rng data(11);
-        for (int step = 0; step < 400; ++step) {
+        for (int step = 0; step < 700; ++step) {
             Batch batch = reverse_batch(data, 32);
             adam.zero_grad();
             LossOutput out = model.forward_loss(batch);
