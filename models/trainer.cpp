@@ -13,6 +13,7 @@
 #include "data/bleu.h"
 #include "data/file_io.h"
 #include "models/checkpoint.h"
+#include "models/data_parallel.h"
 #include "models/seq2seq.h"
 #include "models/task.h"
 #include "models/translator.h"
@@ -130,6 +131,8 @@ class Run {
     Run(const Config& config, const TrainOptions& options)
         : config_(config), options_(options), dir_(config.output.run_dir), rng_(config.train.seed) {
         set_blas_threads(config.train.threads);
+        if (config.train.threads > 1 && config.train.parallel == "data")
+            parallel_ = std::make_unique<DataParallel>(config.train.threads);  // BLAS: 1 thread
         std::filesystem::create_directories(dir_);
         if (options.resume) {
             task_ = prepare_task_with_vocabs(config, dir_, true, options.quiet);
@@ -200,7 +203,11 @@ class Run {
                 optimizer_->zero_grad();
                 LossOutput out;
                 try {
-                    out = model_->forward_loss(batch, t.teacher_forcing, t.label_smoothing);
+                    if (parallel_)  // forward and backward, the batch's rows split over threads
+                        out = parallel_->forward_backward(*model_, batch, t.teacher_forcing,
+                                                          t.label_smoothing, rng_);
+                    else
+                        out = model_->forward_loss(batch, t.teacher_forcing, t.label_smoothing);
                 } catch (const Error& e) {
                     // e.g. a softmax over a row that overflowed to inf: the weights diverged
                     throw Error(
@@ -210,7 +217,7 @@ class Run {
                 }
                 double loss = out.loss.item();
                 if (!std::isfinite(loss)) fail_non_finite("loss", loss);
-                out.loss.backward();
+                if (!parallel_) out.loss.backward();
                 // clip_grad_norm, with the factor applied by the optimizer step (no pass of its
                 // own), except on logging steps: the group norms logged are the clipped ones.
                 const std::vector<Tensor> params = model_->parameters();
@@ -456,6 +463,7 @@ class Run {
     Task task_;
     std::unique_ptr<Seq2Seq> model_;
     std::unique_ptr<Optimizer> optimizer_;
+    std::unique_ptr<DataParallel> parallel_;  // threads > 1 with parallel = "data"
     std::unique_ptr<LrSchedule> schedule_;
     std::unique_ptr<Batcher> train_batches_, valid_batches_;
     std::ofstream metrics_;
