@@ -81,37 +81,42 @@ TEST_CASE("the date task learns: test accuracy far above chance after a short ru
     CHECK(valid_records == 5);
 }
 
-TEST_CASE("train(N) equals train(k) + resume + train(N - k), bit for bit") {
-    auto config = [](const std::string& dir, int64_t max_steps) {
-        Config c = small_dates_config(dir);
-        c.data.dates_train = 300;  // 10 batches per epoch: the stop falls inside epoch 2
-        c.model.hidden_size = 16;
-        c.model.dropout = 0.2;          // draws from the run's generator...
-        c.train.teacher_forcing = 0.7;  // ...and so does this: both must resume exactly
-        c.train.max_steps = max_steps;
-        c.train.epochs = 100;
-        return c;
-    };
-    TrainOptions quiet;
-    quiet.quiet = true;
-    std::string straight = temp_run_dir("straight"), resumed = temp_run_dir("resumed");
-    train(config(straight, 25), quiet);
-    train(config(resumed, 13), quiet);
-    TrainOptions resume = quiet;
-    resume.resume = true;
-    TrainSummary s = train(config(resumed, 25), resume);
-    CHECK(s.steps == 25);
+TEST_CASE("train(N) equals train(k) + resume + train(N - k), bit for bit, on 1 and 2 threads") {
+    for (int threads : {1, 2}) {  // 2: data parallel, one generator per shard
+        CAPTURE(threads);
+        auto config = [threads](const std::string& dir, int64_t max_steps) {
+            Config c = small_dates_config(dir);
+            c.data.dates_train = 300;  // 10 batches per epoch: the stop falls inside epoch 2
+            c.model.hidden_size = 16;
+            c.model.dropout = 0.2;          // draws from the run's generator...
+            c.train.teacher_forcing = 0.7;  // ...and so does this: both must resume exactly
+            c.train.max_steps = max_steps;
+            c.train.epochs = 100;
+            c.train.threads = threads;
+            return c;
+        };
+        TrainOptions quiet;
+        quiet.quiet = true;
+        std::string straight = temp_run_dir("straight" + std::to_string(threads)),
+                    resumed = temp_run_dir("resumed" + std::to_string(threads));
+        train(config(straight, 25), quiet);
+        train(config(resumed, 13), quiet);
+        TrainOptions resume = quiet;
+        resume.resume = true;
+        TrainSummary s = train(config(resumed, 25), resume);
+        CHECK(s.steps == 25);
 
-    SafetensorsFile a = load_safetensors(straight + "/last.safetensors");
-    SafetensorsFile b = load_safetensors(resumed + "/last.safetensors");
-    REQUIRE(a.tensors.size() == b.tensors.size());
-    REQUIRE(a.tensors.size() > 10);
-    for (size_t i = 0; i < a.tensors.size(); ++i) {
-        CAPTURE(a.tensors[i].name);
-        REQUIRE(a.tensors[i].name == b.tensors[i].name);
-        const Tensor &x = a.tensors[i].value, &y = b.tensors[i].value;
-        REQUIRE(x.numel() == y.numel());
-        CHECK(std::memcmp(x.data(), y.data(), sizeof(real) * x.numel()) == 0);
+        SafetensorsFile a = load_safetensors(straight + "/last.safetensors");
+        SafetensorsFile b = load_safetensors(resumed + "/last.safetensors");
+        REQUIRE(a.tensors.size() == b.tensors.size());
+        REQUIRE(a.tensors.size() > 10);
+        for (size_t i = 0; i < a.tensors.size(); ++i) {
+            CAPTURE(a.tensors[i].name);
+            REQUIRE(a.tensors[i].name == b.tensors[i].name);
+            const Tensor &x = a.tensors[i].value, &y = b.tensors[i].value;
+            REQUIRE(x.numel() == y.numel());
+            CHECK(std::memcmp(x.data(), y.data(), sizeof(real) * x.numel()) == 0);
+        }
     }
 }
 
