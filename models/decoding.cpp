@@ -273,31 +273,81 @@ void keep_if_among_best(const Candidate& c, size_t limit, std::vector<Candidate>
     if (best.size() > limit) best.pop_back();
 }
 
+// A token of one row and its log-probability.
+struct ScoredToken {
+    real log_prob;
+    int32_t token;
+};
+
+// The `limit` best allowed tokens of one row of log-probs [V], best first: larger log-prob
+// first, smaller id on ties. This is the order ranks_before gives the candidates of ONE beam:
+// they all add the same L(b), and adding the same double to two floats keeps their order
+// (where rounding makes two sums equal, ranks_before falls back to the token log-prob, then to
+// the id). So selecting per row on the float log-probs gives exactly the candidates the full
+// comparison would, while costing one comparison per token: once `limit` tokens are kept, a
+// token must be strictly above the worst of them to enter (an equal one has a larger id, so it
+// ranks after). The threshold starts at -inf, which also rejects probability-0 tokens and NaN.
+void best_tokens(const real* row, int64_t vocab, size_t limit, const std::vector<char>& is_banned,
+                 std::vector<ScoredToken>& top) {
+    top.clear();
+    if (limit == 0) return;
+    real threshold = -std::numeric_limits<real>::infinity();
+    // Token v has x > threshold: keep it unless banned (the rare, slow path).
+    auto insert = [&](int32_t v, real x) {
+        if (is_banned[size_t(v)]) return;
+        // after every kept token of log-prob >= x (those rank first: larger, or equal with a
+        // smaller id)
+        auto at = std::find_if(top.begin(), top.end(),
+                               [x](const ScoredToken& t) { return t.log_prob < x; });
+        top.insert(at, {x, v});
+        if (top.size() > limit) top.pop_back();
+        if (top.size() == limit) threshold = top.back().log_prob;
+    };
+    auto consider = [&](int32_t v) {
+        if (row[v] > threshold) insert(v, row[v]);
+    };
+    // Blocks of 64 tokens are first tested at once, by their max over 8 independent lanes (the
+    // compiler turns each lane update into one vector max; NaN never wins a comparison): after
+    // the first few hundred tokens almost no block has a token above the threshold, so the
+    // scan costs about one instruction per 8 tokens.
+    constexpr int32_t kBlock = 64, kLanes = 8;
+    int32_t v = 0;
+    for (; v + kBlock <= int32_t(vocab); v += kBlock) {
+        real lane_max[kLanes];
+        for (int32_t i = 0; i < kLanes; ++i) lane_max[i] = -std::numeric_limits<real>::infinity();
+        for (int32_t j = 0; j < kBlock; j += kLanes)
+            for (int32_t i = 0; i < kLanes; ++i)
+                lane_max[i] = row[v + j + i] > lane_max[i] ? row[v + j + i] : lane_max[i];
+        bool any_above = false;
+        for (int32_t i = 0; i < kLanes; ++i) any_above |= lane_max[i] > threshold;
+        if (any_above)
+            for (int32_t i = 0; i < kBlock; ++i) consider(v + i);
+    }
+    for (; v < int32_t(vocab); ++v) consider(v);
+}
+
 // The `free` best allowed candidates over all live beams of one sentence. `first_row` is the
 // batch row of its first live beam.
 std::vector<Candidate> best_candidates(const SentenceSearch& sentence, const StepOutput& out,
                                        int64_t first_row, size_t free,
                                        const DecodeOptions& options) {
-    std::vector<Candidate> best, of_beam;
+    std::vector<Candidate> best;
+    std::vector<ScoredToken> of_beam;
     std::vector<int32_t> banned;
     std::vector<char> is_banned(size_t(out.vocab), 0);
     for (size_t k = 0; k < sentence.live.size(); ++k) {
         const Beam& beam = sentence.live[k];
-        const real* row = out.log_prob_row(first_row + int64_t(k));  // [V]
         collect_banned_tokens(beam.tokens, options, banned);
         for (int32_t v : banned)
             if (v < out.vocab) is_banned[size_t(v)] = 1;
-        of_beam.clear();
-        for (int32_t v = 0; v < int32_t(out.vocab); ++v) {
-            const double token_log_prob = row[v];
-            // !(x > -inf) also rejects NaN.
-            if (is_banned[size_t(v)] || !(token_log_prob > kNegativeInfinity)) continue;
-            keep_if_among_best({beam.log_prob + token_log_prob, token_log_prob, int32_t(k), v},
-                               free, of_beam);
-        }
+        best_tokens(out.log_prob_row(first_row + int64_t(k)), out.vocab, free, is_banned, of_beam);
         for (int32_t v : banned)
             if (v < out.vocab) is_banned[size_t(v)] = 0;
-        for (const Candidate& c : of_beam) keep_if_among_best(c, free, best);
+        for (const ScoredToken& t : of_beam) {
+            const double token_log_prob = t.log_prob;
+            keep_if_among_best(
+                {beam.log_prob + token_log_prob, token_log_prob, int32_t(k), t.token}, free, best);
+        }
     }
     return best;
 }
@@ -347,12 +397,17 @@ void advance_sentence(SentenceSearch& sentence, const StepOutput& out, int64_t f
         sentence.live_are_candidates = true;
         return;
     }
+    // A child starts from its parent's tokens, attention and coverage. The last child of each
+    // parent takes them over (a move: the parent is not needed after this step); only a
+    // parent's other children copy them.
+    std::vector<int> children_left(sentence.live.size(), 0);
+    for (const Candidate& c : selected) ++children_left[size_t(c.beam)];
     std::vector<Beam> next_live;
     std::vector<int32_t> next_parent_rows;
     for (const Candidate& c : selected) {
-        const Beam& parent = sentence.live[size_t(c.beam)];
+        Beam& parent = sentence.live[size_t(c.beam)];
         const int64_t parent_row = first_row + c.beam;
-        Beam child = parent;  // copies the parent's tokens, attention and coverage
+        Beam child = --children_left[size_t(c.beam)] == 0 ? std::move(parent) : parent;
         child.tokens.push_back(c.token);
         child.log_prob = c.log_prob;
         if (out.attention)

@@ -1,0 +1,162 @@
+// The small-M kernel C = alpha A Bᵀ + beta C (autograd/gemm_kernels.h), in both precisions,
+// and gemm() on both sides of the size where it hands x Wᵀ to that kernel instead of BLAS.
+// Reference: the naive triple loop in long double.
+//
+// Tolerance: a dot product of K terms computed in precision u (= epsilon / 2) in any order has
+// an error of at most about K·u·Σ_k |a_k b_k| (the standard bound γ_K ≈ K u), so
+//     |C - C_exact| <= (K + 2) · epsilon · (|alpha| Σ_k |A_ik B_jk| + |beta C_ij|)
+// holds with a factor ~2 to spare (the + 2: the products with alpha and beta, and their sum).
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "autograd/gemm.h"
+#include "autograd/gemm_kernels.h"
+#include "test_util.h"
+
+namespace {
+
+// Deterministic values in [-1, 1) (a 64-bit LCG: the test needs no statistical quality).
+struct Values {
+    uint64_t state;
+    double next() {
+        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+        return double(state >> 11) * 0x1.0p-52 - 1.0;
+    }
+    template <class T>
+    std::vector<T> fill(size_t n) {
+        std::vector<T> v(n);
+        for (T& x : v) x = T(next());
+        return v;
+    }
+};
+
+// Checks C (leading dim ldc) against alpha A Bᵀ + beta C0 (A [M, K] leading dim lda, B [N, K]
+// leading dim ldb) computed in long double; beta == 0 ignores C0 (which may hold NaN).
+template <class T>
+void expect_product(int64_t M, int64_t N, int64_t K, T alpha, const std::vector<T>& A, int64_t lda,
+                    const std::vector<T>& B, int64_t ldb, T beta, const std::vector<T>& C0,
+                    const std::vector<T>& C, int64_t ldc) {
+    const long double epsilon = std::numeric_limits<T>::epsilon();
+    for (int64_t i = 0; i < M; ++i) {
+        for (int64_t j = 0; j < N; ++j) {
+            long double dot = 0, magnitude = 0;
+            for (int64_t k = 0; k < K; ++k) {
+                const long double p = (long double)A[size_t(i * lda + k)] * B[size_t(j * ldb + k)];
+                dot += p;
+                magnitude += std::fabs(p);
+            }
+            long double expected = (long double)alpha * dot;
+            magnitude *= std::fabs((long double)alpha);
+            if (beta != T(0)) {
+                const long double c0 = (long double)beta * C0[size_t(i * ldc + j)];
+                expected += c0;
+                magnitude += std::fabs(c0);
+            }
+            const T got = C[size_t(i * ldc + j)];
+            INFO("M=" << M << " N=" << N << " K=" << K << " alpha=" << double(alpha)
+                      << " beta=" << double(beta) << " at (" << i << ", " << j << ")");
+            REQUIRE(std::isfinite(got));
+            CHECK(std::fabs(got - expected) <=
+                  (K + 2) * epsilon * magnitude + std::numeric_limits<T>::min());
+        }
+    }
+}
+
+template <class T>
+void check_small_m_kernel() {
+    Values values{42};
+    for (int64_t M = 1; M <= 12; ++M)
+        for (int64_t N : {1, 2, 3, 7, 8, 17, 64})
+            for (int64_t K : {1, 3, 8, 9, 31, 64, 257})
+                for (T alpha : {T(1), T(0.5)})
+                    for (T beta : {T(0), T(1), T(-0.25)}) {
+                        const std::vector<T> A = values.fill<T>(size_t(M * K));
+                        const std::vector<T> B = values.fill<T>(size_t(N * K));
+                        // beta = 0 must not read C: NaN there would spread to the result
+                        const std::vector<T> C0 =
+                            beta == T(0)
+                                ? std::vector<T>(size_t(M * N), std::numeric_limits<T>::quiet_NaN())
+                                : values.fill<T>(size_t(M * N));
+                        std::vector<T> C = C0;
+                        seqgrad::gemm_kernels::gemm_nt_small_m<T>(M, N, K, alpha, A.data(), K,
+                                                                  B.data(), K, beta, C.data(), N);
+                        expect_product(M, N, K, alpha, A, K, B, K, beta, C0, C, N);
+                    }
+}
+
+// Leading dimensions larger than the rows: the padding is neither read into the result nor
+// written.
+template <class T>
+void check_small_m_kernel_strided() {
+    Values values{7};
+    const T sentinel = T(1234.5);
+    for (int64_t M : {1, 5, 8})
+        for (int64_t N : {3, 17, 64})
+            for (int64_t K : {9, 64}) {
+                const int64_t lda = K + 3, ldb = K + 5, ldc = N + 2;
+                std::vector<T> A = values.fill<T>(size_t(M * lda));
+                std::vector<T> B = values.fill<T>(size_t(N * ldb));
+                for (int64_t i = 0; i < M; ++i)  // padding that would show if it were summed
+                    for (int64_t k = K; k < lda; ++k) A[size_t(i * lda + k)] = T(1e6);
+                for (int64_t j = 0; j < N; ++j)
+                    for (int64_t k = K; k < ldb; ++k) B[size_t(j * ldb + k)] = T(1e6);
+                std::vector<T> C0(size_t(M * ldc), sentinel), C = C0;
+                seqgrad::gemm_kernels::gemm_nt_small_m<T>(M, N, K, T(1), A.data(), lda, B.data(),
+                                                          ldb, T(0), C.data(), ldc);
+                expect_product(M, N, K, T(1), A, lda, B, ldb, T(0), C0, C, ldc);
+                for (int64_t i = 0; i < M; ++i)
+                    for (int64_t j = N; j < ldc; ++j) CHECK(C[size_t(i * ldc + j)] == sentinel);
+            }
+}
+
+}  // namespace
+
+TEST_CASE("gemm_nt_small_m float: matches the naive product for M 1..12, tails of N and K") {
+    check_small_m_kernel<float>();
+}
+
+TEST_CASE("gemm_nt_small_m double: matches the naive product for M 1..12, tails of N and K") {
+    check_small_m_kernel<double>();
+}
+
+TEST_CASE("gemm_nt_small_m: leading dims larger than the rows, padding untouched") {
+    check_small_m_kernel_strided<float>();
+    check_small_m_kernel_strided<double>();
+}
+
+// gemm() sends x Wᵀ with few rows to the kernel and everything else to BLAS: every transpose
+// combination, with M on both sides of the switch (which lies well below 24).
+TEST_CASE("gemm: agrees with the naive product for every transpose and M 1..24") {
+    using seqgrad::real;
+    Values values{3};
+    const int64_t N = 37, K = 70;
+    for (bool transpose_a : {false, true})
+        for (bool transpose_b : {false, true})
+            for (int64_t M = 1; M <= 24; ++M)
+                for (real beta : {real(0), real(0.5)}) {
+                    // stored A: [M, K] or [K, M]; stored B: [K, N] or [N, K]
+                    const std::vector<real> A = values.fill<real>(size_t(M * K));
+                    const std::vector<real> B = values.fill<real>(size_t(K * N));
+                    const std::vector<real> C0 =
+                        beta == 0 ? std::vector<real>(size_t(M * N),
+                                                      std::numeric_limits<real>::quiet_NaN())
+                                  : values.fill<real>(size_t(M * N));
+                    std::vector<real> C = C0;
+                    seqgrad::gemm(transpose_a, transpose_b, M, N, K, real(0.75), A.data(), B.data(),
+                                  beta, C.data());
+                    // the same product with A as [M, K] and B as [N, K], for expect_product
+                    std::vector<real> a(size_t(M * K)), b(size_t(N * K));
+                    for (int64_t i = 0; i < M; ++i)
+                        for (int64_t k = 0; k < K; ++k)
+                            a[size_t(i * K + k)] =
+                                transpose_a ? A[size_t(k * M + i)] : A[size_t(i * K + k)];
+                    for (int64_t j = 0; j < N; ++j)
+                        for (int64_t k = 0; k < K; ++k)
+                            b[size_t(j * K + k)] =
+                                transpose_b ? B[size_t(j * K + k)] : B[size_t(k * N + j)];
+                    INFO("transpose_a=" << transpose_a << " transpose_b=" << transpose_b);
+                    expect_product(M, N, K, real(0.75), a, K, b, K, beta, C0, C, N);
+                }
+}
