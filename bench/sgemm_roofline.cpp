@@ -60,18 +60,21 @@ std::pair<double, double> time_shape(const Shape& s, double seconds, Rng& rng) {
     std::vector<float> a(size_t(s.M) * s.K), b(size_t(s.K) * s.N), c(size_t(s.M) * s.N);
     for (auto& x : a) x = float(rng.uniform(-1, 1));
     for (auto& x : b) x = float(rng.uniform(-1, 1));
-    auto t = bench::time_it([&] {
-        cblas_sgemm(CblasRowMajor, s.ta ? CblasTrans : CblasNoTrans,
-                    s.tb ? CblasTrans : CblasNoTrans, s.M, s.N, s.K, 1, a.data(),
-                    s.ta ? s.M : s.K, b.data(), s.tb ? s.K : s.N, 0, c.data(), s.N);
-    }, seconds);
+    auto t = bench::time_it(
+        [&] {
+            cblas_sgemm(CblasRowMajor, s.ta ? CblasTrans : CblasNoTrans,
+                        s.tb ? CblasTrans : CblasNoTrans, s.M, s.N, s.K, 1, a.data(),
+                        s.ta ? s.M : s.K, b.data(), s.tb ? s.K : s.N, 0, c.data(), s.N);
+        },
+        seconds);
     return {2.0 * s.M * s.N * s.K / (t.median_ms / 1e3) / 1e9, t.median_ms};
 }
 
 int fixed_list(int threads, double seconds) {
     // M x K times K x N, as the engine calls them (x Wᵀ: tb = true)
     const Shape shapes[] = {
-        {"(a) output projection, all real tokens: [274,256] x [256,6000]", 274, 6000, 256, false, true},
+        {"(a) output projection, all real tokens: [274,256] x [256,6000]", 274, 6000, 256, false,
+         true},
         {"(a) output dW: [6000,274] x [274,256]", 6000, 256, 274, true, false},
         {"(a) GRU hidden gates per step: [32,256] x [256,768]", 32, 768, 256, false, true},
         {"(a) encoder input gates, all steps: [384,256] x [256,768]", 384, 768, 256, false, true},
@@ -84,9 +87,12 @@ int fixed_list(int threads, double seconds) {
     Rng rng(1);
     for (const Shape& s : shapes) {
         auto [gflops, ms] = time_shape(s, seconds, rng);
-        fmt::print("{}\n", nlohmann::json{{"impl", "openblas"}, {"bench", "sgemm"},
-                                          {"shape", s.what}, {"threads", threads},
-                                          {"gflops", gflops}, {"ms", ms}}
+        fmt::print("{}\n", nlohmann::json{{"impl", "openblas"},
+                                          {"bench", "sgemm"},
+                                          {"shape", s.what},
+                                          {"threads", threads},
+                                          {"gflops", gflops},
+                                          {"ms", ms}}
                                .dump());
     }
     return 0;
@@ -113,8 +119,8 @@ int config_mix(const std::string& name, int threads, double seconds) {
 
     struct Product {
         std::string what;
-        int M, N, K;          // forward x Wᵀ: [M,K] x [K,N]
-        double useful_rows;   // real tokens per step that go through it
+        int M, N, K;         // forward x Wᵀ: [M,K] x [K,N]
+        double useful_rows;  // real tokens per step that go through it
     };
     std::vector<Product> products{
         {"encoder input gates, all steps", rows_src, 3 * H, E, src_tokens},
@@ -137,13 +143,15 @@ int config_mix(const std::string& name, int threads, double seconds) {
     for (const Product& p : products) {
         const double w = 2.0 * p.N * p.K * p.useful_rows;  // each of fwd, dX, dW
         gemm_flops += 3 * w;
-        auto dims = [](int M, int K, int N) { return fmt::format("[{},{}] x [{},{}]", M, K, K, N); };
-        shapes.push_back({fmt::format("({}) {}: fwd {}", name, p.what, dims(p.M, p.K, p.N)),
-                          p.M, p.N, p.K, false, true, w});
-        shapes.push_back({fmt::format("({}) {}: dX {}", name, p.what, dims(p.M, p.N, p.K)),
-                          p.M, p.K, p.N, false, false, w});
-        shapes.push_back({fmt::format("({}) {}: dW {}", name, p.what, dims(p.N, p.M, p.K)),
-                          p.N, p.K, p.M, true, false, w});
+        auto dims = [](int M, int K, int N) {
+            return fmt::format("[{},{}] x [{},{}]", M, K, K, N);
+        };
+        shapes.push_back({fmt::format("({}) {}: fwd {}", name, p.what, dims(p.M, p.K, p.N)), p.M,
+                          p.N, p.K, false, true, w});
+        shapes.push_back({fmt::format("({}) {}: dX {}", name, p.what, dims(p.M, p.N, p.K)), p.M,
+                          p.K, p.N, false, false, w});
+        shapes.push_back({fmt::format("({}) {}: dW {}", name, p.what, dims(p.N, p.M, p.K)), p.N,
+                          p.K, p.M, true, false, w});
     }
 
     Rng rng(1);
@@ -157,39 +165,47 @@ int config_mix(const std::string& name, int threads, double seconds) {
         auto [gflops, ms] = timed[key];
         sgemm_seconds += s.useful_flops / (gflops * 1e9);
         if (gflops > best) best = gflops, best_shape = s.what;
-        fmt::print("{}\n", nlohmann::json{{"impl", "openblas"}, {"bench", "sgemm"},
-                                          {"config", name}, {"shape", s.what},
-                                          {"op", fmt::format("{}{}", s.ta ? 'T' : 'N', s.tb ? 'T' : 'N')},
-                                          {"M", s.M}, {"N", s.N}, {"K", s.K},
-                                          {"threads", threads}, {"gflops", gflops}, {"ms", ms},
-                                          {"useful_gflop_per_step", s.useful_flops / 1e9},
-                                          {"share_of_gemm_flops", s.useful_flops / gemm_flops}}
-                               .dump());
+        fmt::print("{}\n",
+                   nlohmann::json{{"impl", "openblas"},
+                                  {"bench", "sgemm"},
+                                  {"config", name},
+                                  {"shape", s.what},
+                                  {"op", fmt::format("{}{}", s.ta ? 'T' : 'N', s.tb ? 'T' : 'N')},
+                                  {"M", s.M},
+                                  {"N", s.N},
+                                  {"K", s.K},
+                                  {"threads", threads},
+                                  {"gflops", gflops},
+                                  {"ms", ms},
+                                  {"useful_gflop_per_step", s.useful_flops / 1e9},
+                                  {"share_of_gemm_flops", s.useful_flops / gemm_flops}}
+                       .dump());
     }
-    auto [square, square_ms] = time_shape({"square 1024", 1024, 1024, 1024, false, false}, seconds, rng);
+    auto [square, square_ms] =
+        time_shape({"square 1024", 1024, 1024, 1024, false, false}, seconds, rng);
     (void)square_ms;
-    fmt::print("{}\n",
-               nlohmann::json{{"impl", "openblas"},
-                              {"bench", "sgemm_roofline"},
-                              {"config", name},
-                              {"threads", threads},
-                              {"weighted_gflops", gemm_flops / sgemm_seconds / 1e9},
-                              {"sgemm_ms_per_step", sgemm_seconds * 1e3},
-                              {"useful_gemm_gflop_per_step", gemm_flops / 1e9},
-                              {"useful_gflop_per_step", all_flops / 1e9},
-                              {"non_gemm_gflop_per_step", (all_flops - gemm_flops) / 1e9},
-                              {"best_gflops", best},
-                              {"best_shape", best_shape},
-                              {"square1024_gflops", square},
-                              {"shapes", int(shapes.size())}}
-                   .dump());
+    fmt::print("{}\n", nlohmann::json{{"impl", "openblas"},
+                                      {"bench", "sgemm_roofline"},
+                                      {"config", name},
+                                      {"threads", threads},
+                                      {"weighted_gflops", gemm_flops / sgemm_seconds / 1e9},
+                                      {"sgemm_ms_per_step", sgemm_seconds * 1e3},
+                                      {"useful_gemm_gflop_per_step", gemm_flops / 1e9},
+                                      {"useful_gflop_per_step", all_flops / 1e9},
+                                      {"non_gemm_gflop_per_step", (all_flops - gemm_flops) / 1e9},
+                                      {"best_gflops", best},
+                                      {"best_shape", best_shape},
+                                      {"square1024_gflops", square},
+                                      {"shapes", int(shapes.size())}}
+                           .dump());
     return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    Args args(std::vector<std::string>(argv + 1, argv + argc), {"threads", "seconds", "config"}, {});
+    Args args(std::vector<std::string>(argv + 1, argv + argc), {"threads", "seconds", "config"},
+              {});
     const int threads = args.get_int("threads", 1);
     const double seconds = args.get_double("seconds", 1);
     set_blas_threads(threads);

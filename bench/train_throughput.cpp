@@ -32,7 +32,8 @@ int main(int argc, char** argv) {
     // and `threads` BLAS threads.
     const std::string parallel_mode = args.get("parallel", threads > 1 ? "data" : "blas");
     if (parallel_mode != "data" && parallel_mode != "blas")
-        throw std::runtime_error("--parallel must be 'data' or 'blas', got '" + parallel_mode + "'");
+        throw std::runtime_error("--parallel must be 'data' or 'blas', got '" + parallel_mode +
+                                 "'");
     const bool data_parallel = parallel_mode == "data" && threads > 1;
     set_blas_threads(threads);
 
@@ -73,25 +74,25 @@ int main(int argc, char** argv) {
     BufferPoolStats after = buffer_pool_stats();
     double tokens_per_step = double(tokens) / double(steps);
     double flops_per_step = flops / double(steps);
-    nlohmann::json line{{"impl", "seqgrad"},
-                        {"bench", "train"},
-                        {"config", c.name},
-                        {"threads", threads},
-                        {"parallel", data_parallel ? "data" : "blas"},
-                        {"batch", c.B},
-                        {"target_len", target_len},
-                        {"ms_per_step", t.median_ms},
-                        {"ms_per_step_mean", t.mean_ms},
-                        {"tokens_per_s", tokens_per_step / (t.median_ms / 1e3)},
-                        {"tokens_per_step", tokens_per_step},
-                        {"gflops", flops_per_step / (t.median_ms / 1e3) / 1e9},
-                        {"gflop_per_step", flops_per_step / 1e9},
-                        {"steps", t.runs},
-                        {"live_buffers_growth", after.live_buffers - before.live_buffers},
-                        {"system_allocations_during_timing",
-                         after.system_allocations - before.system_allocations},
-                        {"pool_cached_mb", double(after.cached_bytes) / (1 << 20)},
-                        {"peak_rss_mb", bench::peak_rss_mb()}};
+    nlohmann::json line{
+        {"impl", "seqgrad"},
+        {"bench", "train"},
+        {"config", c.name},
+        {"threads", threads},
+        {"parallel", data_parallel ? "data" : "blas"},
+        {"batch", c.B},
+        {"target_len", target_len},
+        {"ms_per_step", t.median_ms},
+        {"ms_per_step_mean", t.mean_ms},
+        {"tokens_per_s", tokens_per_step / (t.median_ms / 1e3)},
+        {"tokens_per_step", tokens_per_step},
+        {"gflops", flops_per_step / (t.median_ms / 1e3) / 1e9},
+        {"gflop_per_step", flops_per_step / 1e9},
+        {"steps", t.runs},
+        {"live_buffers_growth", after.live_buffers - before.live_buffers},
+        {"system_allocations_during_timing", after.system_allocations - before.system_allocations},
+        {"pool_cached_mb", double(after.cached_bytes) / (1 << 20)},
+        {"peak_rss_mb", bench::peak_rss_mb()}};
     fmt::print("{}\n", line.dump());
     return 0;
 }

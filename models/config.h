@@ -62,7 +62,7 @@ struct TrainConfig {
     int validate_every = 0;  // steps; 0 = once per epoch
     int patience = 3;        // early stopping: validations without improvement; 0 = off
     uint64_t seed = 1;
-    int threads = 1;              // threads for a training step (and BLAS threads for decoding)
+    int threads = 1;  // threads for a training step (and BLAS threads for decoding)
     // How a step uses threads > 1: "data" splits the batch's rows over the threads
     // (models/data_parallel.h), "blas" runs one step on multithreaded BLAS products.
     std::string parallel = "data";
