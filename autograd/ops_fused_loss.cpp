@@ -38,19 +38,9 @@ inline double sum8(f32x8 v) {
 
 template <class T>
 T row_max(const T* x, int64_t n) {
-    int64_t j = 0;
+    if constexpr (std::is_same_v<T, float>) return max_f32(x, n);
     T max = x[0];
-    if constexpr (std::is_same_v<T, float>) {
-        if (n >= 8) {
-            f32x8 m = load8(x);
-            for (j = 8; j + 8 <= n; j += 8) {
-                f32x8 v = load8(x + j);
-                m = v > m ? v : m;
-            }
-            for (int k = 0; k < 8; ++k) max = m[k] > max ? m[k] : max;
-        }
-    }
-    for (; j < n; ++j) max = x[j] > max ? x[j] : max;
+    for (int64_t j = 1; j < n; ++j) max = x[j] > max ? x[j] : max;
     return max;
 }
 

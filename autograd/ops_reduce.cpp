@@ -70,16 +70,10 @@ void check_last_dim(const char* op, const Tensor& x) {
 template <class T>  // T = real (a template, so that the float branch is not compiled for double)
 T row_max(const char* op, const T* row, int64_t n, int64_t row_index) {
     T m = -std::numeric_limits<T>::infinity();
-    int64_t j = 0;
-    if constexpr (std::is_same_v<T, float>) {  // 8 lanes (a NaN is skipped either way)
-        simd::f32x8 lanes = simd::splat(m);
-        for (; j + 8 <= n; j += 8) {
-            const simd::f32x8 v = simd::load8(row + j);
-            lanes = v > lanes ? v : lanes;
-        }
-        for (int k = 0; k < 8; ++k) m = lanes[k] > m ? lanes[k] : m;
-    }
-    for (; j < n; ++j) m = row[j] > m ? row[j] : m;
+    if constexpr (std::is_same_v<T, float>)
+        m = simd::max_f32(row, n);
+    else
+        for (int64_t j = 0; j < n; ++j) m = row[j] > m ? row[j] : m;
     if (!std::isfinite(m))
         throw Error(
             fmt::format("{}: row {} has no finite entry (max {}): every position is "

@@ -51,4 +51,20 @@ inline f32x8 exp8(f32x8 x) {
     return x < lo ? splat(0.0f) : p * two_to_k;
 }
 
+// max of x[0..n), 8 lanes at a time; -inf for n = 0. A NaN never wins a comparison, so it is
+// skipped (the callers' exp of it still gives NaN downstream).
+inline float max_f32(const float* x, int64_t n) {
+    const float neg_inf = -__builtin_inff();
+    f32x8 lanes = splat(neg_inf);
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+        const f32x8 v = load8(x + j);
+        lanes = v > lanes ? v : lanes;
+    }
+    float m = neg_inf;
+    for (int k = 0; k < 8; ++k) m = lanes[k] > m ? lanes[k] : m;
+    for (; j < n; ++j) m = x[j] > m ? x[j] : m;
+    return m;
+}
+
 }  // namespace seqgrad::simd

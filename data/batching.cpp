@@ -69,24 +69,12 @@ bool is_sorted_by_target_length(const Batch& batch) {
 }
 
 Batch sort_by_target_length(const Batch& batch) {
-    const size_t B = size_t(batch.batch_size), S = size_t(batch.src_len), T = size_t(batch.tgt_len);
-    std::vector<size_t> order(B);
+    std::vector<size_t> order(size_t(batch.batch_size));
     std::iota(order.begin(), order.end(), size_t(0));
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
         return batch.tgt_lengths[a] > batch.tgt_lengths[b];
     });
-    Batch sorted = batch;
-    for (size_t row = 0; row < B; ++row) {
-        const size_t from = order[row];
-        std::copy_n(batch.src_ids.begin() + from * S, S, sorted.src_ids.begin() + row * S);
-        std::copy_n(batch.tgt_in.begin() + from * T, T, sorted.tgt_in.begin() + row * T);
-        std::copy_n(batch.tgt_out.begin() + from * T, T, sorted.tgt_out.begin() + row * T);
-        sorted.src_lengths[row] = batch.src_lengths[from];
-        sorted.tgt_lengths[row] = batch.tgt_lengths[from];
-        if (from < batch.example_index.size())
-            sorted.example_index[row] = batch.example_index[from];
-    }
-    return sorted;
+    return take_rows(batch, order);  // all rows: the padded lengths stay the same
 }
 
 Batch take_rows(const Batch& batch, const std::vector<size_t>& rows) {
