@@ -10,6 +10,7 @@
 
 #include "apps/args.h"
 #include "autograd/gemm.h"
+#include "autograd/parallel.h"
 #include "bench_util.h"
 #include "models/data_parallel.h"
 #include "models/seq2seq.h"
@@ -36,6 +37,7 @@ int main(int argc, char** argv) {
                                  "'");
     const bool data_parallel = parallel_mode == "data" && threads > 1;
     set_blas_threads(threads);
+    set_num_threads(threads);
 
     Rng rng(uint64_t(args.get_int("seed", 0)));
     Seq2Seq model(bench::model_config(c), c.Vs, c.Vt, rng);

@@ -24,7 +24,7 @@ namespace seqgrad {
 
 class DataParallel {
   public:
-    // threads >= 1; threads - 1 workers are started and wait for steps (blocked, not spinning).
+    // threads >= 1. Sets seqgrad's threads (autograd/parallel.h) to `threads` and BLAS to 1.
     explicit DataParallel(int threads);
     ~DataParallel();
     DataParallel(const DataParallel&) = delete;
@@ -41,8 +41,9 @@ class DataParallel {
                                 double label_smoothing, Rng& rng);
 
   private:
-    struct Pool;
-    std::unique_ptr<Pool> pool_;
+    struct Shards;
+    std::unique_ptr<Shards> shards_;
+    int threads_;
 };
 
 }  // namespace seqgrad

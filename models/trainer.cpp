@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "autograd/gemm.h"
+#include "autograd/parallel.h"
 #include "data/accuracy.h"
 #include "data/bleu.h"
 #include "data/file_io.h"
@@ -131,6 +132,7 @@ class Run {
     Run(const Config& config, const TrainOptions& options)
         : config_(config), options_(options), dir_(config.output.run_dir), rng_(config.train.seed) {
         set_blas_threads(config.train.threads);
+        set_num_threads(config.train.threads);  // the optimizer's passes (autograd/parallel.h)
         if (config.train.threads > 1 && config.train.parallel == "data")
             parallel_ = std::make_unique<DataParallel>(config.train.threads);  // BLAS: 1 thread
         std::filesystem::create_directories(dir_);

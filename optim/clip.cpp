@@ -2,26 +2,53 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+
+#include "autograd/parallel.h"
 
 namespace seqgrad {
 
-// ‖g‖ = √(Σ g²), accumulated in double (10^6 float squares would lose digits)
+// ‖g‖ = √(Σ g²), accumulated in double (10^6 float squares would lose digits).
+// Each gradient is summed in blocks of kBlock elements, the blocks' sums then added in order:
+// the threads (autograd/parallel.h) share out whole blocks, so the result has the same bits
+// whatever the number of threads.
 double grad_norm(const std::vector<Tensor>& params) {
-    double sum_squares = 0;
+    constexpr int64_t kBlock = 4096;
+    std::vector<const real*> grads;
+    std::vector<int64_t> sizes;
+    std::vector<size_t> first_block;  // of gradient i in block_sums
+    size_t blocks = 0;
     for (const Tensor& p : params) {
         const real* g = p.grad_data();
         if (!g) continue;
+        grads.push_back(g);
+        sizes.push_back(p.numel());
+        first_block.push_back(blocks);
+        blocks += size_t((p.numel() + kBlock - 1) / kBlock);
+    }
+    std::vector<double> block_sums(blocks, 0.0);
+    auto sum_block = [](const real* g, int64_t n) {
         // Eight independent partial sums: the additions can run in parallel lanes (a single
-        // running sum is one long dependency chain), and double keeps the sum exact enough.
-        const int64_t n = p.numel();
+        // running sum is one long dependency chain).
         double partial[8] = {0, 0, 0, 0, 0, 0, 0, 0};
         int64_t i = 0;
         for (; i + 8 <= n; i += 8)
             for (int k = 0; k < 8; ++k) partial[k] += double(g[i + k]) * double(g[i + k]);
         for (; i < n; ++i) partial[0] += double(g[i]) * double(g[i]);
-        for (double s : partial) sum_squares += s;
-    }
+        return ((partial[0] + partial[1]) + (partial[2] + partial[3])) +
+               ((partial[4] + partial[5]) + (partial[6] + partial[7]));
+    };
+    parallel_for_arrays(
+        sizes, 8 * kBlock,
+        [&](size_t i, int64_t begin, int64_t end) {
+            for (int64_t b = begin; b < end; b += kBlock)
+                block_sums[first_block[i] + size_t(b / kBlock)] =
+                    sum_block(grads[i] + b, std::min(kBlock, end - b));
+        },
+        kBlock);
+    double sum_squares = 0;
+    for (double s : block_sums) sum_squares += s;
     return std::sqrt(sum_squares);
 }
 

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "autograd/parallel.h"
+
 namespace seqgrad {
 
 SGD::SGD(NamedTensors named_params, double lr, double momentum, bool nesterov, double weight_decay)
@@ -53,21 +55,33 @@ void sgd_update(real lr, real mu, real wd, real grad_scale, int64_t n, const rea
 void SGD::update(real grad_scale) {
     const real lr = real(this->lr()), mu = real(momentum_), wd = real(weight_decay_);
     const bool decay = weight_decay_ != 0;
+    struct Arrays {
+        const real* g;
+        real *w, *buf;
+    };
+    std::vector<Arrays> arrays;
+    std::vector<int64_t> sizes;
     const auto& params = named_parameters();
     for (size_t k = 0; k < params.size(); ++k) {
         Tensor p = params[k].second;
         if (!p.has_grad()) continue;
-        const real* g = p.grad_data();
-        real* w = p.data();
-        const int64_t n = p.numel();
+        arrays.push_back({p.grad_data(), p.data(),
+                          momentum_ == 0 ? nullptr : state(momentum_buffer_, k).data()});
+        sizes.push_back(p.numel());
+    }
+    // memory-bound: cut between the threads, as Adam's
+    parallel_for_arrays(sizes, kParallelGrain, [&](size_t i, int64_t begin, int64_t end) {
+        const int64_t n = end - begin;
+        const real* g = arrays[i].g + begin;
+        real* w = arrays[i].w + begin;
         if (momentum_ == 0) {
             if (decay)
                 sgd_update<true, false, false>(lr, mu, wd, grad_scale, n, g, w, nullptr);
             else
                 sgd_update<false, false, false>(lr, mu, wd, grad_scale, n, g, w, nullptr);
-            continue;
+            return;
         }
-        real* buf = state(momentum_buffer_, k).data();
+        real* buf = arrays[i].buf + begin;
         if (decay && nesterov_)
             sgd_update<true, true, true>(lr, mu, wd, grad_scale, n, g, w, buf);
         else if (decay)
@@ -76,7 +90,7 @@ void SGD::update(real grad_scale) {
             sgd_update<false, true, true>(lr, mu, wd, grad_scale, n, g, w, buf);
         else
             sgd_update<false, true, false>(lr, mu, wd, grad_scale, n, g, w, buf);
-    }
+    });
 }
 
 }  // namespace seqgrad
