@@ -99,6 +99,10 @@ Tensor stack(const std::vector<Tensor>& xs, int dim);  // new dim of size xs.siz
 Tensor embedding(const Tensor& weight, const std::vector<int32_t>& ids, const Shape& ids_shape,
                  int32_t padding_idx = -1);
 
+// Rows of x along its first dim: out[i] = x[rows[i]] -> [rows.size(), x's other dims...].
+// Backward scatter-adds (a repeated row accumulates). To reorder a batch, e.g. by length.
+Tensor gather_rows(const Tensor& x, const std::vector<int32_t>& rows);
+
 // ---- randomness (ops_random.cpp) -------------------------------------------------------------
 // Inverted dropout: in training, zero each element with probability p and scale the rest by
 // 1/(1-p), so that eval mode is the identity.

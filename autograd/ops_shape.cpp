@@ -227,4 +227,19 @@ Tensor embedding(const Tensor& weight, const std::vector<int32_t>& ids, const Sh
     return out;
 }
 
+// A row of x is a "word vector" of x viewed as [B, rest]: the embedding op's forward and
+// backward are exactly the gather and its scatter-add.
+Tensor gather_rows(const Tensor& x, const std::vector<int32_t>& rows) {
+    if (x.rank() < 1)
+        throw Error(fmt::format("gather_rows: x must have a row dim, got {}", x.shape().str()));
+    const int64_t B = x.size(0), rest = B == 0 ? 0 : x.numel() / B;
+    for (size_t i = 0; i < rows.size(); ++i)
+        if (rows[i] < 0 || rows[i] >= B)
+            throw Error(
+                fmt::format("gather_rows: row {} at position {} is out of range [0, {}) for {}",
+                            rows[i], i, B, x.shape().str()));
+    const Shape out_shape = x.shape().with_dim(0, int64_t(rows.size()));
+    return reshape(embedding(reshape(x, {B, rest}), rows, {int64_t(rows.size())}), out_shape);
+}
+
 }  // namespace seqgrad

@@ -56,9 +56,9 @@ class GRU : public Module {
     // inputs [B, T, in] (batch first), lengths [B] each in 1..T, h0 [layers*directions, B, H]
     // (optional, zeros when undefined). Positions t >= lengths[b] never change sequence b's
     // state; the reverse direction starts at each sequence's own last token. Any order of
-    // lengths works; with lengths sorted in decreasing order the finished sequences form the
-    // tail of the batch at every step and the fused cell skips their rows (as PyTorch's
-    // pack_padded_sequence does).
+    // lengths works: the fused path runs the rows sorted by decreasing length, so that the
+    // finished sequences form the tail of the batch at every step and the cell skips their
+    // rows (as PyTorch's pack_padded_sequence does), and returns everything in the given order.
     GRUOutput forward(const Tensor& inputs, const std::vector<int32_t>& lengths,
                       const Tensor& h0 = Tensor()) const;
 
@@ -77,6 +77,9 @@ class GRU : public Module {
     int num_directions() const { return directions_; }
 
   private:
+    GRUOutput forward_sorted_by_length(const Tensor& inputs, const std::vector<int32_t>& lengths,
+                                       const Tensor& h0) const;
+
     int64_t input_size_, hidden_size_;
     int num_layers_, directions_;
     real dropout_;

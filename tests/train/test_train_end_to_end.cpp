@@ -5,6 +5,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <string>
+
+#include <unistd.h>
 
 #include "models/checkpoint.h"
 #include "models/trainer.h"
@@ -14,7 +17,10 @@ using namespace seqgrad;
 namespace {
 
 std::string temp_run_dir(const std::string& name) {
-    std::string dir = (std::filesystem::temp_directory_path() / ("seqgrad_test_" + name)).string();
+    // the pid: several checkouts' test suites may run at once on one machine
+    std::string dir = (std::filesystem::temp_directory_path() /
+                       ("seqgrad_test_" + name + "_" + std::to_string(::getpid())))
+                          .string();
     std::filesystem::remove_all(dir);
     return dir;
 }

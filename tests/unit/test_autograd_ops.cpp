@@ -251,6 +251,20 @@ TEST_CASE("embedding gather, repeated ids accumulate, padding row gets no gradie
     CHECK_THROWS_WITH_AS(embedding(w, {5}, {1}), doctest::Contains("id 5"), Error);
 }
 
+TEST_CASE("gather_rows picks rows along the first dim, scatter-adds their gradient") {
+    Tensor x = random_tensor({4, 2, 3}, 37);
+    const std::vector<int32_t> rows{2, 0, 2, 3, 1};
+    expect_gradcheck([&](auto& in) { return gather_rows(in[0], rows); }, {x});
+    Tensor g = gather_rows(x, rows);
+    CHECK(g.shape() == Shape{5, 2, 3});
+    for (size_t i = 0; i < rows.size(); ++i)
+        for (int64_t j = 0; j < 6; ++j) CHECK(g.data()[i * 6 + j] == x.data()[rows[i] * 6 + j]);
+    sum(g).backward();
+    CHECK(x.grad_data()[2 * 6] == 2);  // row 2 picked twice
+    CHECK(x.grad_data()[0] == 1);
+    CHECK_THROWS_WITH_AS(gather_rows(x, {4}), doctest::Contains("row 4 at position 0"), Error);
+}
+
 TEST_CASE("dropout: identity in eval, inverted scaling in training, gradient through the mask") {
     Tensor x = random_tensor({1000}, 37);
     Rng rng(1);

@@ -1,6 +1,8 @@
 // Gradient-flow measurement (apps/gradflow.h) on tiny models: the structure of the result
 // (finite numbers at every position, exactly zero gradient at padded positions, the numbers
 // agree with the gradient the parameters get), not a scientific conclusion.
+#include <unistd.h>
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -158,7 +160,9 @@ TEST_CASE("the study: every (model, stage, L) curve, CSV and SVG files") {
     o.symbols = 5;
     o.model = tiny_config("none");
     o.quiet = true;
-    o.out_dir = (std::filesystem::temp_directory_path() / "seqgrad_test_gradflow").string();
+    o.out_dir = (std::filesystem::temp_directory_path() /
+                 ("seqgrad_test_gradflow_" + std::to_string(::getpid())))
+                    .string();
     std::filesystem::remove_all(o.out_dir);
     GradflowReport report = run_gradflow(o);
     REQUIRE(report.curves.size() == 12);  // 2 models x 3 stages x 2 lengths
