@@ -2,6 +2,8 @@
 
 #include <cblas.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -9,6 +11,7 @@
 #include <tuple>
 
 #include "autograd/gemm_kernels.h"
+#include "autograd/parallel.h"
 
 extern "C" void openblas_set_num_threads(int);
 
@@ -70,6 +73,54 @@ GemmProfile* gemm_profile() {
 // runs: tests/train/test_copy_task's Bahdanau accuracy moves between 0.92 and 0.99 with that
 // rounding alone, and with the switch at 12 it falls below the test's 0.95 bar.
 constexpr int64_t kSmallM = 8;
+
+// With seqgrad threads (set_num_threads > 1), a small-M product whose B has at least this many
+// elements is split by output column: each thread streams its own rows of B (weights [out, in])
+// and writes its own columns of C. A decoder step is bound by streaming its weights from memory,
+// and one core alone does not reach the memory's bandwidth (measured: 7.9 GB/s reading 16 MB
+// with one thread, 14 GB/s with two), so both cores streaming halves of B take about half the
+// time. Waking the worker costs 7-25 µs (parallel_for timed on the 2-core machine), about what
+// the split saves on a 512 KB B: the decoder's W_hh (768 x 256), W_ih and output projection are
+// above the bar, the attention's 256 x 256 W_q below.
+constexpr int64_t kParallelMinElements = 128 * 1024;
+// Cuts between pieces fall on multiples of this many columns: 24 is a multiple of every register
+// block width NR (8, 6, 4, 3) of gemm_kernels, so every column is computed by the same block
+// shape, with the same order of summation, as without the split: the bits do not change. 48
+// columns = 192 bytes of a C row, whole cache lines, so no two threads write to one line.
+constexpr int64_t kColumnAlign = 48;
+// Pieces per thread. The threads take pieces from a shared counter instead of one fixed half
+// each: a worker that wakes late (the machine is shared, or its core is busy) then finds the
+// caller has done more pieces, instead of the caller waiting for it to do a whole half.
+constexpr int64_t kPiecesPerThread = 8;
+// A B of at least this many bytes is streamed past the L3 (gemm_kernels::Sweep::stream, see
+// "Memory" in gemm_kernels.h): at half of the 8 MB L3 it could not stay cached until the next
+// decoder step anyway, and streaming it lets the smaller weights stay.
+constexpr int64_t kStreamBytes = int64_t(4) << 20;
+
+void small_m_product(int64_t M, int64_t N, int64_t K, real alpha, const real* A, const real* B,
+                     real beta, real* C) {
+    const auto sweep = N * K * int64_t(sizeof(real)) >= kStreamBytes ? gemm_kernels::Sweep::stream
+                                                                     : gemm_kernels::Sweep::keep;
+    // columns [begin, end) of C
+    auto columns = [&](int64_t begin, int64_t end) {
+        gemm_kernels::gemm_nt_small_m<real>(M, end - begin, K, alpha, A, K, B + begin * K, K, beta,
+                                            C + begin, N, sweep);
+    };
+    const int threads = num_threads();
+    if (threads == 1 || N * K < kParallelMinElements || N < 2 * kColumnAlign) {
+        columns(0, N);
+        return;
+    }
+    const int64_t aligned_pieces = (N + kColumnAlign - 1) / kColumnAlign;
+    const int64_t piece = std::max<int64_t>(1, aligned_pieces / (threads * kPiecesPerThread)) *
+                          kColumnAlign;  // columns per piece
+    const int64_t pieces = (N + piece - 1) / piece;
+    std::atomic<int64_t> next{0};
+    parallel_run(threads, [&](int) {
+        for (int64_t p = next++; p < pieces; p = next++)
+            columns(p * piece, std::min(N, (p + 1) * piece));
+    });
+}
 }  // namespace
 
 void gemm(bool transpose_a, bool transpose_b, int64_t M, int64_t N, int64_t K, real alpha,
@@ -83,7 +134,7 @@ void gemm(bool transpose_a, bool transpose_b, int64_t M, int64_t N, int64_t K, r
     const auto start =
         profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     if (!transpose_a && transpose_b && M <= kSmallM) {
-        gemm_kernels::gemm_nt_small_m<real>(M, N, K, alpha, A, K, B, K, beta, C, N);
+        small_m_product(M, N, K, alpha, A, B, beta, C);
     } else {
         const int lda = int(transpose_a ? M : K);
         const int ldb = int(transpose_b ? K : N);

@@ -3,20 +3,33 @@
 // (alpha 0.6, score / len^alpha, max length 20), sentence by sentence (batch 1) or batched.
 // Prints one JSON line:
 //   {"impl":"seqgrad","bench":"decode","mode":"beam5","batch":1,"threads":1,
-//    "sentences_per_s":..,"mean_len":..,"peak_rss_mb":..}
+//    "sentences_per_s":..,"sentences":..,"cpu_ms_per_sentence":..,"mean_len":..,"peak_rss_mb":..}
 // usage: decode_throughput --mode greedy|beam5 [--batch B] [--threads N] [--seconds S]
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
+#include <ctime>
+
 #include "apps/args.h"
 #include "autograd/gemm.h"
+#include "autograd/parallel.h"
 #include "bench_util.h"
 #include "models/decoding.h"
 #include "models/seq2seq.h"
 #include "synthetic.h"
 
 using namespace seqgrad;
+
+// CPU time of all threads of the process. On a machine shared with other jobs, CPU time per
+// sentence moves less than wall time (time spent waiting for a core is not counted), which
+// helps comparing two builds; it is the total over threads, so with --threads 2 it also shows
+// what the second thread costs.
+static double process_cpu_seconds() {
+    timespec t{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+}
 
 int main(int argc, char** argv) {
     Args args(std::vector<std::string>(argv + 1, argv + argc),
@@ -27,7 +40,8 @@ int main(int argc, char** argv) {
     const double seconds = args.get_double("seconds", 10);
     bench::BenchConfig c = bench::bench_config("a");
     c.B = args.get_int("batch", 1);
-    set_blas_threads(threads);
+    set_blas_threads(threads);  // the encoder's products over all source positions
+    set_num_threads(threads);   // the decoder's small products, split by column (autograd/gemm.cpp)
 
     Rng rng(uint64_t(args.get_int("seed", 0)));
     Seq2Seq model(bench::model_config(c), c.Vs, c.Vt, rng);
@@ -56,7 +70,9 @@ int main(int argc, char** argv) {
     };
     bench::time_it(decode, 1.0, 0, 3);
     sentences = output_tokens = 0;
+    const double cpu_start = process_cpu_seconds();
     bench::Timing t = bench::time_it(decode, seconds, 0, 3);
+    const double cpu_seconds = process_cpu_seconds() - cpu_start;
     double seconds_per_sentence = t.median_ms / 1e3 / c.B;
     nlohmann::json line{{"impl", "seqgrad"},
                         {"bench", "decode"},
@@ -65,6 +81,7 @@ int main(int argc, char** argv) {
                         {"threads", threads},
                         {"sentences_per_s", 1.0 / seconds_per_sentence},
                         {"sentences", sentences},
+                        {"cpu_ms_per_sentence", cpu_seconds * 1e3 / double(sentences)},
                         {"mean_len", double(output_tokens) / double(sentences)},
                         {"peak_rss_mb", bench::peak_rss_mb()}};
     fmt::print("{}\n", line.dump());

@@ -13,6 +13,7 @@
 
 #include "autograd/gemm.h"
 #include "autograd/gemm_kernels.h"
+#include "autograd/parallel.h"
 #include "test_util.h"
 
 namespace {
@@ -64,8 +65,9 @@ void expect_product(int64_t M, int64_t N, int64_t K, T alpha, const std::vector<
     }
 }
 
+// Both sweeps (the prefetch hint changes where lines are cached, never the arithmetic).
 template <class T>
-void check_small_m_kernel() {
+void check_small_m_kernel(seqgrad::gemm_kernels::Sweep sweep) {
     Values values{42};
     for (int64_t M = 1; M <= 12; ++M)
         for (int64_t N : {1, 2, 3, 7, 8, 17, 64})
@@ -80,8 +82,8 @@ void check_small_m_kernel() {
                                 ? std::vector<T>(size_t(M * N), std::numeric_limits<T>::quiet_NaN())
                                 : values.fill<T>(size_t(M * N));
                         std::vector<T> C = C0;
-                        seqgrad::gemm_kernels::gemm_nt_small_m<T>(M, N, K, alpha, A.data(), K,
-                                                                  B.data(), K, beta, C.data(), N);
+                        seqgrad::gemm_kernels::gemm_nt_small_m<T>(
+                            M, N, K, alpha, A.data(), K, B.data(), K, beta, C.data(), N, sweep);
                         expect_product(M, N, K, alpha, A, K, B, K, beta, C0, C, N);
                     }
 }
@@ -114,11 +116,13 @@ void check_small_m_kernel_strided() {
 }  // namespace
 
 TEST_CASE("gemm_nt_small_m float: matches the naive product for M 1..12, tails of N and K") {
-    check_small_m_kernel<float>();
+    check_small_m_kernel<float>(seqgrad::gemm_kernels::Sweep::keep);
+    check_small_m_kernel<float>(seqgrad::gemm_kernels::Sweep::stream);
 }
 
 TEST_CASE("gemm_nt_small_m double: matches the naive product for M 1..12, tails of N and K") {
-    check_small_m_kernel<double>();
+    check_small_m_kernel<double>(seqgrad::gemm_kernels::Sweep::keep);
+    check_small_m_kernel<double>(seqgrad::gemm_kernels::Sweep::stream);
 }
 
 TEST_CASE("gemm_nt_small_m: leading dims larger than the rows, padding untouched") {
@@ -159,4 +163,35 @@ TEST_CASE("gemm: agrees with the naive product for every transpose and M 1..24")
                     INFO("transpose_a=" << transpose_a << " transpose_b=" << transpose_b);
                     expect_product(M, N, K, real(0.75), a, K, b, K, beta, C0, C, N);
                 }
+}
+
+// With seqgrad threads, gemm() splits a small-M product with a large B by output column
+// (autograd/gemm.cpp). The cuts fall on multiples of every register block width, so each column
+// is summed exactly as without the split: the result must be bitwise the one of 1 thread, and
+// right. Shapes: below and above the size that is split, N not a multiple of the cut alignment,
+// one B large enough to be streamed past the cache (>= 4 MB), M = 1 (greedy) to 8.
+TEST_CASE("gemm: small-M products split over threads give the bits of one thread") {
+    using seqgrad::real;
+    Values values{11};
+    struct Shape {
+        int64_t N, K;
+    };
+    for (const Shape shape : {Shape{37, 70}, Shape{256, 256}, Shape{1001, 160}, Shape{2101, 256}})
+        for (int64_t M : {1, 2, 5, 8}) {
+            const int64_t N = shape.N, K = shape.K;
+            const std::vector<real> A = values.fill<real>(size_t(M * K));
+            const std::vector<real> B = values.fill<real>(size_t(N * K));
+            const std::vector<real> C0 = values.fill<real>(size_t(M * N));
+            std::vector<real> one_thread = C0, two_threads = C0;
+            seqgrad::set_num_threads(1);
+            seqgrad::gemm(false, true, M, N, K, real(0.75), A.data(), B.data(), real(0.5),
+                          one_thread.data());
+            seqgrad::set_num_threads(2);
+            seqgrad::gemm(false, true, M, N, K, real(0.75), A.data(), B.data(), real(0.5),
+                          two_threads.data());
+            seqgrad::set_num_threads(1);
+            INFO("M=" << M << " N=" << N << " K=" << K);
+            CHECK(two_threads == one_thread);
+            expect_product(M, N, K, real(0.75), A, K, B, K, real(0.5), C0, two_threads, N);
+        }
 }
