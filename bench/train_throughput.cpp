@@ -86,6 +86,7 @@ int main(int argc, char** argv) {
         {"target_len", target_len},
         {"ms_per_step", t.median_ms},
         {"ms_per_step_mean", t.mean_ms},
+        {"cpu_ms_per_step", t.cpu_median_ms},
         {"tokens_per_s", tokens_per_step / (t.median_ms / 1e3)},
         {"tokens_per_step", tokens_per_step},
         {"gflops", flops_per_step / (t.median_ms / 1e3) / 1e9},

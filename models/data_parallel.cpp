@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 
 #include "autograd/gemm.h"
@@ -35,12 +36,22 @@ LossOutput DataParallel::forward_backward(const Seq2Seq& model, const Batch& bat
                                           Rng& rng) {
     const Batch sorted = is_sorted_by_target_length(batch) ? batch : sort_by_target_length(batch);
     const int shards = std::max(1, std::min(threads_, sorted.batch_size));
-    std::vector<Batch> parts(static_cast<size_t>(shards));
-    for (int k = 0; k < shards; ++k) {
-        std::vector<size_t> rows;
-        for (int r = k; r < sorted.batch_size; r += shards) rows.push_back(size_t(r));
-        parts[size_t(k)] = take_rows(sorted, rows);
+    // Each row goes to the shard with the least work so far (rows in order of decreasing target
+    // length, so the longest are placed first and each shard stays sorted). The work of a row
+    // is counted in FLOPs of config (a) (E = H = A = 256, target vocab 6000), forward and
+    // backward: ~2.4 M per source token (the encoder step) and ~13 M per target token (output
+    // projection 9.2 M, decoder GRU 3.5 M, attention), so cost = source + 5 target tokens.
+    // Dealing rows k, k + n, ... instead gave shard 0 the longer row of every pair and left
+    // the other thread waiting ~5% of the step.
+    std::vector<std::vector<size_t>> rows(static_cast<size_t>(shards));
+    std::vector<int64_t> work(static_cast<size_t>(shards), 0);
+    for (int r = 0; r < sorted.batch_size; ++r) {
+        const size_t k = size_t(std::min_element(work.begin(), work.end()) - work.begin());
+        rows[k].push_back(size_t(r));
+        work[k] += sorted.src_lengths[size_t(r)] + 5 * int64_t(sorted.tgt_lengths[size_t(r)]);
     }
+    std::vector<Batch> parts(static_cast<size_t>(shards));
+    for (int k = 0; k < shards; ++k) parts[size_t(k)] = take_rows(sorted, rows[size_t(k)]);
     int64_t total_tokens = 0;  // N: the real target tokens of the whole batch
     for (int32_t id : sorted.tgt_out) total_tokens += id != Vocab::PAD;
     std::vector<uint64_t> seeds(static_cast<size_t>(shards));

@@ -2,8 +2,8 @@
 //
 // On a small recurrent model most products are per time step and small ([32,256] x [256,768]),
 // and BLAS gains little from a second thread on them. Splitting the batch instead gives each
-// thread whole sequences: thread k takes rows k, k + n, k + 2n, ... of the batch sorted by
-// target length (so every shard has about the same work and stays sorted), runs forward_loss and
+// thread whole sequences: the rows of the batch sorted by target length are dealt to the shards
+// so that each gets about the same work (and stays sorted), and each runs forward_loss and
 // backward on its own graph with single-threaded BLAS, and accumulates its parameter gradients
 // into a GradientShard (autograd/tensor.h); the calling thread (shard 0) writes straight into
 // the parameters' .grad, and the shards are added in afterwards, in a fixed order.
