@@ -2,8 +2,9 @@
 //
 // Training a recurrent model allocates the same shapes at every step. Instead of going back to
 // malloc for each op result, freed buffers wait in a per-thread pool, bucketed by capacity
-// (sizes are rounded up to 2^k * {1, 1.25, 1.5, 1.75}, so at most 25% is wasted), and the
-// next request of the same bucket reuses one. bench/buffer_pool measures what this saves.
+// (sizes are rounded up to a power of two: the untouched tail of a buffer costs address space,
+// not memory; see bucket_for), and the next request of the same bucket reuses one.
+// bench/buffer_pool measures what this saves.
 #pragma once
 
 #include <cstddef>

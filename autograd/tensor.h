@@ -161,6 +161,10 @@ class GradientShard {
     // then reduce one shard together, each its own part.
     void reduce_into_leaves(size_t part = 0, size_t parts = 1);
     bool empty() const;
+    // Memory the shard's buffers hold now. A large leaf's buffer holds only the pages that were
+    // written since the last reduce (see tensor.cpp): for an embedding table, about the rows of
+    // the tokens seen, not the whole table.
+    int64_t resident_bytes() const;
 
   private:
     struct Entry;
