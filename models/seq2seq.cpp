@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "autograd/fused_loss.h"
 #include "autograd/ops.h"
 #include "data/vocab.h"
 #include "layers/loss.h"
@@ -228,11 +229,13 @@ LossOutput Seq2Seq::forward_loss(const Batch& batch, const EncodedSource& source
     }
     // [Σ n_t, H], time-major; a PAD inside a running row (none from make_batch) is ignored by
     // the loss.
+    // the projection to the vocabulary and the loss as one op (autograd/fused_loss.h): the
+    // [Σ n_t, V] logits, the largest tensor of the step, exist once instead of twice
     Tensor states = output_states.size() == 1 ? output_states[0] : concat(output_states, 0);
-    Tensor logits = decoder.out.forward(decoder.dropout.forward(states));
     LossOutput result;
-    result.loss = cross_entropy(logits, targets, Vocab::PAD, Reduction::mean, real(label_smoothing),
-                                &result.num_correct);
+    result.loss = linear_cross_entropy(decoder.dropout.forward(states), decoder.out.weight,
+                                       decoder.out.bias, targets, Vocab::PAD, Reduction::mean,
+                                       real(label_smoothing), &result.num_correct);
     result.num_tokens = count_targets(targets, Vocab::PAD);
     return result;
 }
