@@ -152,6 +152,8 @@ class GradientShard {
         GradientShard* previous_;
     };
 
+    // The shard installed on the calling thread, or nullptr.
+    static GradientShard* installed();
     // The shard's buffer for `leaf`, allocated and zero-filled on first use.
     real* buffer(Node& leaf);
     // .grad += shard buffer for every leaf this shard holds a gradient for (allocating .grad if
