@@ -132,6 +132,13 @@ FlowMeasurement measure_gradient_flow(Seq2Seq& model, const Batch& batch) {
     // Forward with the encoder's tensors kept: the source embeddings [B,S,E] and the top
     // layer's state at every step (index (layer*D + direction)*S + t in step_states).
     model.zero_grad();
+    // the encoder's step states must be the recurrence's own tensors to receive gradients
+    struct InOrder {
+        GRU& gru;
+        bool was = gru.sort_by_length;
+        ~InOrder() { gru.sort_by_length = was; }
+    } in_order{model.encoder.gru};
+    model.encoder.gru.sort_by_length = false;
     EncodedSource source = model.encode(batch);
     Tensor embedded = source.embedded;
     embedded.retain_grad();

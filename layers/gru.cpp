@@ -116,7 +116,7 @@ GRUOutput GRU::forward(const Tensor& inputs, const std::vector<int32_t>& lengths
     // of what the longest one does (config (a) of bench/train_throughput: lengths 5..12 padded
     // to 12, ~30% of the cell's work). A batch in another order is sorted here — one row gather
     // in, one per result out — and the results come back in the caller's order.
-    if (use_fused && !std::is_sorted(lengths.rbegin(), lengths.rend()))
+    if (use_fused && sort_by_length && !std::is_sorted(lengths.rbegin(), lengths.rend()))
         return forward_sorted_by_length(inputs, lengths, h0);
 
     // mask_t [B]: undefined when every sequence runs at step t (no blend needed), and

@@ -38,7 +38,10 @@ struct GRUOutput {
                           // at its own last token (for a reverse direction: at position 0)
     // Every step's state [B, H], index (layer*directions + direction)*T + t, for gradient-flow
     // studies: call retain_grad() on the ones to watch before backward. Past a sequence's
-    // length a state holds that sequence's carried state.
+    // length a state holds that sequence's carried state. Their gradients are only those of
+    // the loss when the GRU ran the rows in the given order: with GRU::sort_by_length on and
+    // lengths not in decreasing order, the recurrence ran on sorted copies and these are
+    // gathered from them (right values, no gradient reaches them).
     std::vector<Tensor> step_states;
 };
 
@@ -65,6 +68,10 @@ class GRU : public Module {
     // true: input gates of all steps in one product, then the fused cell per step (training).
     // false: the composed cell per step (gru_cell_composed), to compare or study; same numbers.
     bool use_fused = true;
+    // true (fused path): rows run sorted by decreasing length (see forward); false: in the given
+    // order, every step on every row, so that step_states are the recurrence's own tensors
+    // (what gradient-flow studies need: apps/gradflow.cpp turns this off while it measures).
+    bool sort_by_length = true;
 
     struct Weights {
         Tensor weight_ih, weight_hh, bias_ih, bias_hh;

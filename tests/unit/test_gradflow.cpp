@@ -77,6 +77,14 @@ TEST_CASE("gradient flow on a padded batch: finite everywhere, zero at padding")
             model.eval();
             Batch batch = padded_batch();
             FlowMeasurement m = measure_gradient_flow(model, batch);
+            // Rows in another order (source lengths 2, 4, 6: not decreasing): the per-position
+            // averages are the same, so the encoder states still receive their gradients.
+            FlowMeasurement reordered = measure_gradient_flow(model, take_rows(batch, {2, 1, 0}));
+            REQUIRE(reordered.hidden.size() == m.hidden.size());
+            for (size_t t = 0; t < m.hidden.size(); ++t) {
+                CHECK(std::abs(reordered.hidden[t] - m.hidden[t]) <= 1e-12 * m.hidden[t]);
+                CHECK(std::abs(reordered.embedding[t] - m.embedding[t]) <= 1e-12 * m.embedding[t]);
+            }
             REQUIRE(m.hidden.size() == 6);
             REQUIRE(m.embedding.size() == 6);
             CHECK(m.rows == std::vector<int>{3, 3, 2, 2, 1, 1});
