@@ -154,27 +154,6 @@ void parallel_run(int count, const std::function<void(int)>& task) {
         run_serially(count, task);
 }
 
-void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn,
-                  int64_t align) {
-    if (n <= 0) return;
-    grain = std::max<int64_t>(grain, 1);
-    align = std::max<int64_t>(align, 1);
-    const int64_t most = in_task ? 1 : int64_t(pool().threads());
-    const int chunks = int(std::clamp<int64_t>(n / grain, 1, most));
-    if (chunks == 1) {
-        fn(0, n);
-        return;
-    }
-    // cut k at k·n/chunks rounded down to a multiple of align (kept increasing)
-    std::vector<int64_t> cuts(size_t(chunks) + 1);
-    for (int k = 0; k <= chunks; ++k) cuts[size_t(k)] = (n * k / chunks) / align * align;
-    cuts[size_t(chunks)] = n;
-    parallel_run(chunks, [&](int k) {
-        const int64_t begin = cuts[size_t(k)], end = cuts[size_t(k) + 1];
-        if (begin < end) fn(begin, end);
-    });
-}
-
 void parallel_for_arrays(const std::vector<int64_t>& sizes, int64_t grain,
                          const std::function<void(size_t, int64_t, int64_t)>& fn, int64_t align) {
     const int threads = in_task ? 1 : num_threads();

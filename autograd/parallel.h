@@ -8,9 +8,9 @@
 // which are memory-bound and run at the bandwidth of one core otherwise; DataParallel, which runs
 // one shard of a batch per thread; decoding's small products, split by output column.
 //
-// A task that itself calls parallel_run or parallel_for runs those serially on its own thread, so
-// nesting is safe (and a shard's loops do not compete with the other shards). Two unrelated
-// threads calling at once are safe too: the second runs its tasks serially.
+// A task that itself calls parallel_run or parallel_for_arrays runs them serially on its own
+// thread, so nesting is safe (and a shard's loops do not compete with the other shards). Two
+// unrelated threads calling at once are safe too: the second runs its tasks serially.
 #pragma once
 
 #include <cstdint>
@@ -28,12 +28,6 @@ int num_threads();
 // the others on workers (count > num_threads(), a nested call or a busy pool: the rest run on the
 // caller, in order). If tasks throw, the exception of the lowest k is rethrown after all stopped.
 void parallel_run(int count, const std::function<void(int)>& task);
-
-// fn(begin, end) over [0, n) cut into at most num_threads() contiguous ranges of >= grain
-// elements; every cut but the end is a multiple of `align` (so the vectorised loops of each
-// range see the same lanes as one loop over [0, n) would, and give the same bits).
-void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn,
-                  int64_t align = 64);
 
 // fn(i, begin, end) over every element of arrays i = 0 .. sizes.size() - 1 (array i has sizes[i]
 // elements) in one parallel_run: an array of >= grain elements is cut into num_threads() ranges
