@@ -231,7 +231,6 @@ Tensor fused_cell(const char* op, const Tensor& gates, CellDims d, const Tensor&
             const real* const n_all = rzg + B * G;
             real* const d_gates = parent_grad(out, 0);
             real* const dh_all = parent_grad(out, 1);
-            real* const d_weight_hh = parent_grad(out, 2);
             real* const d_bias_hh = parent_grad(out, 3);
 
             Buffer d_gh_buffer(size_t(active * G));
@@ -263,7 +262,7 @@ Tensor fused_cell(const char* op, const Tensor& gates, CellDims d, const Tensor&
             if (dh_all)  // finished rows: h' = h, so dh += g
                 for (int64_t i = active * H; i < B * H; ++i) dh_all[i] += g_all[i];
             if (dh_all) gemm(false, false, active, H, G, 1, d_gh_all, weight_hh, 1, dh_all);
-            if (d_weight_hh) gemm(true, false, G, H, active, 1, d_gh_all, h_all, 1, d_weight_hh);
+            accumulate_weight_grad(out, 2, 1, d_gh_all, active);  // dW_hh += d ghᵀ h
             if (d_bias_hh)
                 for (int64_t b = 0; b < active; ++b)
                     for (int64_t j = 0; j < G; ++j) d_bias_hh[j] += d_gh_all[b * G + j];

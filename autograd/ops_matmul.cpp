@@ -3,6 +3,9 @@
 // and each is again one gemm with transpose flags (see the cases below).
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstring>
+
 #include "autograd/gemm.h"
 #include "autograd/ops.h"
 
@@ -101,17 +104,101 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
     std::vector<Tensor> inputs{x, weight};
     if (bias.defined()) inputs.push_back(bias);
     record(out, "linear", inputs, [rows, in, out_features](Node& out) {
-        const real *dy = out.grad.data(), *X = out.parent(0).data, *W = out.parent(1).data;
+        const real *dy = out.grad.data(), *W = out.parent(1).data;
         if (real* dx = parent_grad(out, 0))
             gemm(false, false, rows, in, out_features, 1, dy, W, 1, dx);
-        if (real* dW = parent_grad(out, 1))
-            gemm(true, false, out_features, in, rows, 1, dy, X, 1, dW);
+        accumulate_weight_grad(out, 1, 0, dy, rows);  // dW += dyᵀ x
         if (out.parents.size() > 2)
             if (real* db = parent_grad(out, 2))
                 for (int64_t r = 0; r < rows; ++r)
                     for (int64_t j = 0; j < out_features; ++j) db[j] += dy[r * out_features + j];
     });
     return out;
+}
+
+// ---- a weight shared by the steps of a recurrence ---------------------------------------------
+//
+// Why: at n_t = 16 rows (config (a) of bench/train_throughput on two threads), OpenBLAS adds
+// dY_tᵀ X_t into a [768, 512] dW at ~20 GFLOP/s, against ~35 GFLOP/s for one product of ~140
+// rows; a step's product is too thin to pay for reading and writing dW.
+
+// The rows handed over so far: dY [rows, N], copied (a step's gradient is freed right after its
+// backward), and X as references to the steps' inputs (X_t is the first rows of a node that the
+// backward pass keeps alive; the reference keeps it alive too), gathered only for the product.
+// Once about kFlushRows rows are held they are added into dW and the buffer starts again: that
+// bounds the memory held (config (c): ~1 MB per weight, not all of a sequence's rows) while each
+// product stays wide (OpenBLAS, [768, 512] += [K, 768]ᵀ [K, 512] on one core of the 2-core
+// machine: 20 GFLOP/s at K = 16, 30 at 64, 33 at 128, 36 at 192).
+struct WeightGradRows {
+    static constexpr int64_t kFlushRows = 128;
+    struct Input {
+        NodePtr node;
+        int64_t rows;
+    };
+    int64_t N = 0, K = 0, rows = 0, capacity = 0;
+    Buffer dy;
+    std::vector<Input> inputs;
+
+    // dW += dyᵀ [X_1; X_2; ...] over the rows held, then none are held
+    void flush(real* dW) {
+        if (rows > 0) {
+            Buffer x(size_t(rows * K));
+            int64_t row = 0;
+            for (const Input& in : inputs) {
+                std::memcpy(x.data() + row * K, in.node->data, sizeof(real) * size_t(in.rows * K));
+                row += in.rows;
+            }
+            gemm(true, false, N, K, rows, 1, dy.data(), x.data(), 1, dW);
+        }
+        rows = 0;
+        inputs.clear();
+    }
+    void append(const real* dY, const NodePtr& x, int64_t n, Node& view) {
+        if (rows > 0 && rows + n > capacity) flush(view.parent(0).grad_data());
+        if (n > capacity) {
+            // kFlushRows rows, rounded up to fill the buffer pool's power-of-two size class
+            size_t size = 1;
+            while (size < size_t(std::max(n, kFlushRows) * N)) size *= 2;
+            capacity = int64_t(size) / N;
+            dy = Buffer(size_t(capacity * N));
+        }
+        std::memcpy(dy.data() + rows * N, dY, sizeof(real) * size_t(n * N));
+        inputs.push_back({x, n});
+        rows += n;
+    }
+};
+
+Tensor shared_over_steps(const Tensor& weight) {
+    if (weight.rank() != 2)
+        throw Error(
+            fmt::format("shared_over_steps: weight {} must be [N, K]", weight.shape().str()));
+    if (!grad_enabled() || !weight.requires_grad()) return weight;
+    auto node = std::make_shared<Node>();
+    node->shape = weight.shape();
+    node->view_of = weight.node_ptr();
+    node->data = weight.node().data;
+    Tensor view(std::move(node));
+    // backward: dW += .grad (from ops that do not know the view) + the rows handed over
+    record(view, "shared_over_steps", {weight}, [](Node& out) {
+        real* dW = parent_grad(out, 0);
+        if (out.grad.size() > 0)
+            for (int64_t i = 0; i < out.numel(); ++i) dW[i] += out.grad.data()[i];
+        if (out.weight_grad_rows) out.weight_grad_rows->flush(dW);
+    });
+    view.node().weight_grad_rows = std::make_shared<WeightGradRows>();
+    view.node().weight_grad_rows->N = weight.size(0);
+    view.node().weight_grad_rows->K = weight.size(1);
+    return view;
+}
+
+void accumulate_weight_grad(Node& out, size_t w, size_t x, const real* dY, int64_t rows) {
+    Node& weight = out.parent(w);
+    if (!weight.requires_grad || rows == 0) return;
+    const int64_t N = weight.shape[0], K = weight.shape[1];
+    if (weight.weight_grad_rows)
+        weight.weight_grad_rows->append(dY, out.parents[x], rows, weight);
+    else
+        gemm(true, false, N, K, rows, 1, dY, out.parent(x).data, 1, weight.grad_data());
 }
 
 }  // namespace seqgrad

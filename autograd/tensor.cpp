@@ -201,11 +201,22 @@ void Tensor::backward(const Tensor& grad_output) {
     real* seed = root.grad_data();
     for (int64_t i = 0; i < root.numel(); ++i) seed[i] += grad_output.data()[i];
 
+    // A shared_over_steps view holds references to inputs of the steps that use it until its
+    // own backward: a cycle, should a backward rule throw before then.
+    struct ReleaseHeldRows {
+        std::vector<NodePtr>& order;
+        ~ReleaseHeldRows() {
+            for (const NodePtr& node : order) node->weight_grad_rows.reset();
+        }
+    } release_held_rows{order};
+
     // Reverse post-order: every node runs after all the nodes that use it.
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
         Node* node = it->get();
         if (node->is_leaf) continue;
-        if (node->backward && node->grad.size() > 0) node->backward(*node);
+        // (a shared_over_steps view may hold only rows handed over by the steps, no .grad)
+        if (node->backward && (node->grad.size() > 0 || node->weight_grad_rows))
+            node->backward(*node);
         // Free the graph behind this node: its inputs, its rule, what the rule saved, and (unless
         // asked to keep it) its gradient. Its data stays valid.
         node->parents.clear();
@@ -213,6 +224,7 @@ void Tensor::backward(const Tensor& grad_output) {
         node->saved.release();
         node->saved_ints.clear();
         node->saved_ints.shrink_to_fit();
+        node->weight_grad_rows.reset();
         node->graph_freed = true;
         if (!node->retains_grad) node->grad.release();
     }

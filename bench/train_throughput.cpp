@@ -5,6 +5,7 @@
 // usage: train_throughput --config a|b|c|d|e [--threads N] [--seconds S] [--batch B]
 //                         [--target-len L]   (fixed target length, for the cost-growth table)
 #include <fmt/format.h>
+#include <chrono>
 
 #include <nlohmann/json.hpp>
 
@@ -52,16 +53,31 @@ int main(int argc, char** argv) {
     size_t next = 0;
     int64_t tokens = 0, steps = 0;
     double flops = 0;
+    // wall time of the step's phases, summed over the timed steps (the step itself is timed by
+    // bench::time_it): where a step goes, and what a change moved
+    double phase_seconds[4] = {0, 0, 0, 0};  // zero_grad, forward + backward, norm, Adam
+    auto lap = [](std::chrono::steady_clock::time_point& since) {
+        const auto now = std::chrono::steady_clock::now();
+        const double seconds = std::chrono::duration<double>(now - since).count();
+        since = now;
+        return seconds;
+    };
     auto step = [&] {
         const Batch& batch = pool[next++ % pool.size()];
+        auto since = std::chrono::steady_clock::now();
         adam.zero_grad();
+        phase_seconds[0] += lap(since);
         if (data_parallel) {
             parallel->forward_backward(model, batch, 1.0, 0.0, rng);
         } else {
             LossOutput out = model.forward_loss(batch);
             out.loss.backward();
         }
-        adam.step(clip_grad_norm_factor(params, 1.0).scale);  // = clip_grad_norm(1.0); step()
+        phase_seconds[1] += lap(since);
+        const double scale = clip_grad_norm_factor(params, 1.0).scale;
+        phase_seconds[2] += lap(since);
+        adam.step(scale);  // = clip_grad_norm(1.0); step()
+        phase_seconds[3] += lap(since);
         tokens += batch.num_target_tokens;
         flops += bench::training_flops(c, batch);
         ++steps;
@@ -72,6 +88,7 @@ int main(int argc, char** argv) {
     tokens = 0;
     steps = 0;
     flops = 0;
+    for (double& p : phase_seconds) p = 0;
     bench::Timing t = bench::time_it(step, seconds, 0, 5);
     BufferPoolStats after = buffer_pool_stats();
     double tokens_per_step = double(tokens) / double(steps);
@@ -95,7 +112,12 @@ int main(int argc, char** argv) {
         {"live_buffers_growth", after.live_buffers - before.live_buffers},
         {"system_allocations_during_timing", after.system_allocations - before.system_allocations},
         {"pool_cached_mb", double(after.cached_bytes) / (1 << 20)},
-        {"peak_rss_mb", bench::peak_rss_mb()}};
+        {"peak_rss_mb", bench::peak_rss_mb()},
+        {"phase_ms_mean",
+         {{"zero_grad", 1e3 * phase_seconds[0] / double(steps)},
+          {"forward_backward", 1e3 * phase_seconds[1] / double(steps)},
+          {"grad_norm", 1e3 * phase_seconds[2] / double(steps)},
+          {"adam", 1e3 * phase_seconds[3] / double(steps)}}}};
     fmt::print("{}\n", line.dump());
     return 0;
 }

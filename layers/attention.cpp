@@ -72,6 +72,14 @@ void Attention::check_inputs(const char* who, const Tensor& query, const Tensor&
     }
 }
 
+void Attention::check_query_weight(const char* who, const Tensor& query_weight,
+                                   int64_t projected_dim) const {
+    if (!query_weight.defined() || query_weight.shape() != Shape{projected_dim, query_dim_})
+        throw Error(fmt::format("{}: query_weight {} must be [{},{}] (query_weight())", who,
+                                query_weight.defined() ? query_weight.shape().str() : "undefined",
+                                projected_dim, query_dim_));
+}
+
 // weights = softmax(scores with −∞ at masked positions);  context = Σ_s weights_s keys_s
 AttentionResult Attention::attend(const Tensor& scores, const Tensor& keys, const Tensor& mask,
                                   bool fused) {
@@ -125,11 +133,17 @@ Tensor BahdanauAttention::project_keys(const Tensor& keys) const {
     return W_k.forward(keys);
 }
 
-// score_s = vᵀ tanh(W_q q + keys_projected_s)
+Tensor BahdanauAttention::query_weight() const {
+    return W_q.weight;
+}
+
+// score_s = vᵀ tanh(W_q q + keys_projected_s), with W_q = query_weight
 AttentionResult BahdanauAttention::forward(const Tensor& query, const Tensor& keys,
-                                           const Tensor& keys_projected, const Tensor& mask) const {
+                                           const Tensor& keys_projected, const Tensor& mask,
+                                           const Tensor& query_weight) const {
     check_inputs("BahdanauAttention", query, keys, keys_projected, attn_dim(), mask);
-    Tensor query_projected = W_q.forward(query);  // [B, A]
+    check_query_weight("BahdanauAttention", query_weight, attn_dim());
+    Tensor query_projected = linear(query, query_weight);  // [B, A]
     Tensor scores =
         use_fused ? additive_attention_scores(query_projected, keys_projected, v.weight)
                   : additive_attention_scores_composed(query_projected, keys_projected, v.weight);
@@ -216,10 +230,16 @@ Tensor LuongAttention::project_keys(const Tensor& keys) const {
     return keys;
 }
 
+Tensor LuongAttention::query_weight() const {
+    if (kind_ != LuongScore::concat) return Tensor();
+    return slice(W->weight, 1, 0, query_dim());  // W_query = W[:, :Dq], [A, Dq]
+}
+
 // dot/general: score[b,s] = keys_projected[b,s,:] · q[b,:]  (÷ √Dq when scaled)
-// concat:      score[b,s] = vᵀ tanh(W_query q + keys_projected[b,s,:]),  W_query = W[:, :Dq]
+// concat:      score[b,s] = vᵀ tanh(W_query q + keys_projected[b,s,:]),  W_query = query_weight
 AttentionResult LuongAttention::forward(const Tensor& query, const Tensor& keys,
-                                        const Tensor& keys_projected, const Tensor& mask) const {
+                                        const Tensor& keys_projected, const Tensor& mask,
+                                        const Tensor& query_weight) const {
     const char* who = kind_ == LuongScore::dot       ? "LuongAttention(dot)"
                       : kind_ == LuongScore::general ? "LuongAttention(general)"
                                                      : "LuongAttention(concat)";
@@ -227,7 +247,8 @@ AttentionResult LuongAttention::forward(const Tensor& query, const Tensor& keys,
     const int64_t Dq = query_dim();
     Tensor scores;
     if (kind_ == LuongScore::concat) {
-        Tensor query_projected = linear(query, slice(W->weight, 1, 0, Dq));  // [B, A]
+        check_query_weight(who, query_weight, W->out_features());
+        Tensor query_projected = linear(query, query_weight);  // [B, A]
         scores = use_fused ? additive_attention_scores(query_projected, keys_projected, v->weight)
                            : additive_attention_scores_composed(query_projected, keys_projected,
                                                                 v->weight);

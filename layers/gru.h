@@ -22,6 +22,11 @@ class GRUCell : public Module {
     // x [B, in], h [B, H], step_mask [B] (optional: 1 = step, 0 = keep h) -> h' [B, H].
     // The fused cell: gi = linear(x, W_ih, b_ih), then the gru_cell op.
     Tensor forward(const Tensor& x, const Tensor& h, const Tensor& step_mask = Tensor()) const;
+    // The same with the weights given: weight_ih and weight_hh, or views of them (a decoder
+    // passes shared_over_steps views, autograd/ops.h, so that training sums their gradients over
+    // all steps in one product each).
+    Tensor forward(const Tensor& x, const Tensor& h, const Tensor& step_mask,
+                   const Tensor& weight_ih_in_use, const Tensor& weight_hh_in_use) const;
     // The same from primitive ops (gru_cell_composed): many more graph nodes, same numbers.
     Tensor forward_composed(const Tensor& x, const Tensor& h,
                             const Tensor& step_mask = Tensor()) const;

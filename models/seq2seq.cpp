@@ -112,26 +112,44 @@ Tensor Decoder::project_keys(const Tensor& encoder_outputs) const {
     return attention ? attention->project_keys(encoder_outputs) : Tensor();
 }
 
+Decoder::StepWeights Decoder::step_weights() const {
+    StepWeights w;
+    w.cell_weight_ih = shared_over_steps(cell.weight_ih);
+    w.cell_weight_hh = shared_over_steps(cell.weight_hh);
+    if (attention) {
+        Tensor query_weight = attention->query_weight();
+        if (query_weight.defined()) w.attention_query = shared_over_steps(query_weight);
+    }
+    if (combine) w.combine = shared_over_steps(combine->weight);
+    return w;
+}
+
 Decoder::Step Decoder::step(const Tensor& embedded, const Tensor& hidden, const Tensor& feed,
                             const EncodedSource& source) const {
+    return step(embedded, hidden, feed, source, step_weights());
+}
+
+Decoder::Step Decoder::step(const Tensor& embedded, const Tensor& hidden, const Tensor& feed,
+                            const EncodedSource& source, const StepWeights& w) const {
     Step s;
     if (attention_kind_ == "bahdanau") {
         // attend with the previous state, then feed the context into the GRU
-        AttentionResult a =
-            attention->forward(hidden, source.outputs, source.keys_projected, source.mask);
-        s.hidden = cell.forward(concat({embedded, a.context}, 1), hidden);
+        AttentionResult a = attention->forward(hidden, source.outputs, source.keys_projected,
+                                               source.mask, w.attention_query);
+        s.hidden = cell.forward(concat({embedded, a.context}, 1), hidden, Tensor(),
+                                w.cell_weight_ih, w.cell_weight_hh);
         s.output_state = s.hidden;
         s.attention_weights = a.weights;
     } else if (attention) {
         // Luong: GRU step first, attend with the new state, ã = tanh(W_c [c; h])
         Tensor input = input_feeding_ ? concat({embedded, feed}, 1) : embedded;
-        s.hidden = cell.forward(input, hidden);
-        AttentionResult a =
-            attention->forward(s.hidden, source.outputs, source.keys_projected, source.mask);
-        s.output_state = tanh(combine->forward(concat({a.context, s.hidden}, 1)));
+        s.hidden = cell.forward(input, hidden, Tensor(), w.cell_weight_ih, w.cell_weight_hh);
+        AttentionResult a = attention->forward(s.hidden, source.outputs, source.keys_projected,
+                                               source.mask, w.attention_query);
+        s.output_state = tanh(linear(concat({a.context, s.hidden}, 1), w.combine));
         s.attention_weights = a.weights;
     } else {
-        s.hidden = cell.forward(embedded, hidden);
+        s.hidden = cell.forward(embedded, hidden, Tensor(), w.cell_weight_ih, w.cell_weight_hh);
         s.output_state = s.hidden;
     }
     return s;
@@ -193,6 +211,7 @@ LossOutput Seq2Seq::forward_loss(const Batch& batch, const EncodedSource& source
     EncodedSource running_source = source;  // views of the first n_t rows
     std::vector<Tensor> output_states;      // T x [n_t, H]
     output_states.reserve(size_t(T));
+    const Decoder::StepWeights weights = decoder.step_weights();  // one set for all steps
     std::vector<int32_t> targets, previous, predicted(size_t(B), Vocab::SOS);
     targets.reserve(size_t(batch.num_target_tokens));
     for (int64_t t = 0; t < T; ++t) {
@@ -213,7 +232,7 @@ LossOutput Seq2Seq::forward_loss(const Batch& batch, const EncodedSource& source
             targets.push_back(batch.tgt_out[size_t(b * T + t)]);
         }
         Tensor embedded = decoder.dropout.forward(decoder.embedding.forward(previous, {n}));
-        Decoder::Step s = decoder.step(embedded, hidden, feed, running_source);
+        Decoder::Step s = decoder.step(embedded, hidden, feed, running_source, weights);
         hidden = s.hidden;
         feed = s.output_state;
         output_states.push_back(s.output_state);

@@ -77,6 +77,19 @@ class Decoder : public Module {
     struct Step {
         Tensor hidden, output_state, attention_weights;
     };
+    // The weights every step multiplies by. step_weights() wraps each in shared_over_steps
+    // (autograd/ops.h): over a whole sequence, training then sums each one's gradient over the
+    // steps in one product instead of one thin product per step. Without grad mode they are
+    // the parameters themselves.
+    struct StepWeights {
+        Tensor cell_weight_ih, cell_weight_hh;
+        Tensor attention_query;  // attention->query_weight(): undefined for Luong dot/general
+        Tensor combine;          // Luong's W_c, else undefined
+    };
+    StepWeights step_weights() const;
+    Step step(const Tensor& embedded, const Tensor& hidden, const Tensor& feed,
+              const EncodedSource& source, const StepWeights& weights) const;
+    // One step with the parameters themselves (decoding).
     Step step(const Tensor& embedded, const Tensor& hidden, const Tensor& feed,
               const EncodedSource& source) const;
     Tensor project_keys(const Tensor& encoder_outputs) const;

@@ -33,7 +33,7 @@ Batch reverse_batch(Rng& rng, int batch_size) {
 
 TEST_CASE("a tiny attention model learns to reverse sequences (> 95% token accuracy)") {
     for (const char* attention : {"bahdanau", "luong_general"}) {
-        CAPTURE(attention);
+        INFO("attention " << attention);
         ModelConfig c;
         c.embedding_size = 16;
         c.hidden_size = 48;
@@ -45,7 +45,12 @@ TEST_CASE("a tiny attention model learns to reverse sequences (> 95% token accur
         o.lr = 0.01;
         Adam adam(model.named_parameters(), o);
         Rng data(11);
-        for (int step = 0; step < 700; ++step) {
+        // 600 steps at lr 0.01, then 200 at 0.002. At a constant 0.01 the Bahdanau model's
+        // final accuracy moved between 0.91 and 0.99 with the rounding of the gradient sums
+        // alone (BLAS on 1 or 2 threads, how the steps' products were grouped); with the lower
+        // rate at the end it reached 1.0 for every data seed tried (11-14), both ways.
+        for (int step = 0; step < 800; ++step) {
+            if (step == 600) adam.set_lr(0.002);
             Batch batch = reverse_batch(data, 32);
             adam.zero_grad();
             LossOutput out = model.forward_loss(batch);
