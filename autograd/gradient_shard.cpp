@@ -70,11 +70,13 @@ class ShardStorage {
 
     real* data() const { return data_; }
 
-    // grad += this, then this = 0.
+    // grad += this, then this = 0: in one pass, each value cleared as it is read.
     void add_into_and_clear(real* grad) {
         if (!mapped_bytes_) {
-            for (size_t i = 0; i < count_; ++i) grad[i] += data_[i];
-            std::memset(data_, 0, count_ * sizeof(real));
+            for (size_t i = 0; i < count_; ++i) {
+                grad[i] += data_[i];
+                data_[i] = 0;
+            }
             return;
         }
         const size_t page = page_size(), pages = mapped_bytes_ / page;
@@ -93,15 +95,13 @@ class ShardStorage {
                 grad[i] += data_[i];
                 nonzero |= data_[i] != 0;
             }
-            resident_[k] = nonzero;
+            // cleared now, while the page is in L1 (only a written page: clearing an unwritten
+            // one would make it resident)
+            if (nonzero) std::memset(data_ + begin, 0, sizeof(real) * (end - begin));
             written += nonzero;
         }
-        if (2 * written < pages) {  // mostly untouched: give the written pages back
-            madvise(data_, mapped_bytes_, MADV_DONTNEED);
-        } else {
-            for (size_t k = 0; k < pages; ++k)
-                if (resident_[k]) std::memset(data_ + k * per_page, 0, page);
-        }
+        // mostly untouched (an embedding's rows): the written pages are handed back too
+        if (2 * written < pages) madvise(data_, mapped_bytes_, MADV_DONTNEED);
     }
 
     // Memory the storage holds now (the resident pages of a mapped one).
@@ -157,20 +157,35 @@ real* GradientShard::buffer(Node& leaf) {
     return entries_.back().gradient->data();
 }
 
-void GradientShard::reduce_into_leaves(size_t part, size_t parts) {
+void GradientShard::reduce_into_leaves(const std::vector<GradientShard*>& shards, size_t part,
+                                       size_t parts) {
     GradientShard* installed = g_shard;  // the leaves' own .grad, even on a shard's thread
     g_shard = nullptr;
+    // Every leaf of any shard, in order of first appearance. Cutting each shard's own list into
+    // parts (as this once did) could give one leaf to two threads: shards that met their leaves
+    // in different orders would cut at different leaves, and two threads added into one .grad
+    // at once (seen as a rare wrong sum with 8 shards on 2 cores).
+    std::vector<Node*> leaves;
     int64_t total = 0;
-    for (const Entry& e : entries_) total += e.leaf->numel();
-    // entry i belongs to the part in which its first element falls
+    for (const GradientShard* shard : shards)
+        for (const Entry& e : shard->entries_)
+            if (std::find(leaves.begin(), leaves.end(), e.leaf.get()) == leaves.end()) {
+                leaves.push_back(e.leaf.get());
+                total += e.leaf->numel();
+            }
+    // leaf i belongs to the part in which its first element falls
     const double per_part = double(total) / double(std::max<size_t>(parts, 1));
     int64_t offset = 0;
-    for (Entry& e : entries_) {
+    for (Node* leaf : leaves) {
         const size_t owner = std::min(parts - 1, size_t(double(offset) / per_part));
-        offset += e.leaf->numel();
-        if (owner != part || !e.dirty) continue;
-        e.gradient->add_into_and_clear(e.leaf->grad_data());
-        e.dirty = false;
+        offset += leaf->numel();
+        if (owner != part) continue;
+        for (GradientShard* shard : shards)
+            for (Entry& e : shard->entries_)
+                if (e.leaf.get() == leaf && e.dirty) {
+                    e.gradient->add_into_and_clear(leaf->grad_data());
+                    e.dirty = false;
+                }
     }
     g_shard = installed;
 }

@@ -161,11 +161,15 @@ class GradientShard {
     // The shard's buffer for `leaf`, allocated and zero-filled on first use.
     real* buffer(Node& leaf);
     // .grad += shard buffer for every leaf this shard holds a gradient for (allocating .grad if
-    // needed); the buffers are zeroed for the next step. Leaves are visited in a fixed order, so
-    // the result does not depend on thread timing. With parts > 1, only the leaves of part
-    // `part` (the shard's leaves cut into `parts` runs of about equal size): `parts` threads can
-    // then reduce one shard together, each its own part.
-    void reduce_into_leaves(size_t part = 0, size_t parts = 1);
+    // needed); the buffers are zeroed for the next step.
+    void reduce_into_leaves() { reduce_into_leaves({this}, 0, 1); }
+    // The same for several shards, added in the order given (so the result does not depend on
+    // thread timing), and with parts > 1 only for the leaves of part `part`: the leaves of all
+    // the shards, in order of first appearance, cut into `parts` runs of about equal size.
+    // `parts` threads can then reduce the shards together, each its own part: a leaf belongs to
+    // one part for every shard, so no two threads ever add into the same .grad.
+    static void reduce_into_leaves(const std::vector<GradientShard*>& shards, size_t part,
+                                   size_t parts);
     bool empty() const;
     // Memory the shard's buffers hold now. A large leaf's buffer holds only the pages that were
     // written since the last reduce (see tensor.cpp): for an embedding table, about the rows of

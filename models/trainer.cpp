@@ -196,13 +196,14 @@ class Run {
         model_->train();
         if (progress_.step == 0) save(dir_ + "/last.safetensors");  // a checkpoint to fall back to
 
+        // every step ends with step_and_zero_grad: the gradients are zero at the top of the next
+        optimizer_->zero_grad();
         while (!stop && progress_.epoch < uint64_t(t.epochs) && progress_.step < total_steps) {
             EpochIterator it(*train_batches_, progress_.epoch, progress_.batch_in_epoch);
             while (it.has_next()) {
                 Batch batch = it.next();
                 double lr = schedule_->lr_at(progress_.step);
                 optimizer_->set_lr(lr);
-                optimizer_->zero_grad();
                 LossOutput out;
                 try {
                     if (parallel_)  // forward and backward, the batch's rows split over threads
@@ -233,7 +234,7 @@ class Run {
                     clip.scale = 1;
                 }
                 json group_norms = log_now ? group_gradient_norms(*model_) : json();
-                optimizer_->step(clip.scale);
+                optimizer_->step_and_zero_grad(clip.scale);
                 progress_.step++;
                 progress_.batch_in_epoch++;
                 tokens_since_log += out.num_tokens;

@@ -60,11 +60,13 @@ struct AdamConstants {
 // the compiler vectorises (8 floats per AVX instruction); restrict: the four arrays never
 // overlap. √v̂ is √v · (1/√(1 − β2^t)), within a rounding of PyTorch's √v / √(1 − β2^t): one
 // division per element instead of two, which takes ~6% off this otherwise memory-bound loop.
-template <bool L2, bool Decoupled, bool Scaled>
-void adam_loop(const AdamConstants& c, int64_t n, const real* __restrict grad, real* __restrict w,
+// Zero: the gradient is cleared as it is read (Optimizer::step_and_zero_grad).
+template <bool L2, bool Decoupled, bool Scaled, bool Zero>
+void adam_loop(const AdamConstants& c, int64_t n, real* __restrict grad, real* __restrict w,
                real* __restrict m, real* __restrict v) {
     for (int64_t i = 0; i < n; ++i) {
         real g = Scaled ? grad[i] * c.grad_scale : grad[i];
+        if constexpr (Zero) grad[i] = 0;
         if constexpr (Decoupled) w[i] *= c.decay;
         if constexpr (L2) g += c.wd * w[i];
         const real m_new = m[i] + (g - m[i]) * c.one_minus_beta1;  // β1 m + (1−β1) g (lerp)
@@ -78,17 +80,23 @@ void adam_loop(const AdamConstants& c, int64_t n, const real* __restrict grad, r
 // Without a scale (the usual unclipped step) g is used as it is: not even a multiplication by 1,
 // which would let the compiler fuse differently and change last bits.
 template <bool L2, bool Decoupled>
-void adam_update(const AdamConstants& c, int64_t n, const real* grad, real* w, real* m, real* v) {
-    if (c.grad_scale == real(1))
-        adam_loop<L2, Decoupled, false>(c, n, grad, w, m, v);
+void adam_update(const AdamConstants& c, bool zero, int64_t n, real* grad, real* w, real* m,
+                 real* v) {
+    const bool scaled = c.grad_scale != real(1);
+    if (scaled && zero)
+        adam_loop<L2, Decoupled, true, true>(c, n, grad, w, m, v);
+    else if (scaled)
+        adam_loop<L2, Decoupled, true, false>(c, n, grad, w, m, v);
+    else if (zero)
+        adam_loop<L2, Decoupled, false, true>(c, n, grad, w, m, v);
     else
-        adam_loop<L2, Decoupled, true>(c, n, grad, w, m, v);
+        adam_loop<L2, Decoupled, false, false>(c, n, grad, w, m, v);
 }
 
 }  // namespace
 
 // m ← β1 m + (1−β1) g,  v ← β2 v + (1−β2) g²,  p ← p − lr/(1−β1^t) · m / (√v/√(1−β2^t) + eps)
-void Adam::update(real grad_scale) {
+void Adam::update(real grad_scale, bool zero_grads) {
     const double t = double(step_count_);
     const double bias_correction1 = 1 - std::pow(options_.beta1, t);
     const double bias_correction2_sqrt = std::sqrt(1 - std::pow(options_.beta2, t));
@@ -108,8 +116,7 @@ void Adam::update(real grad_scale) {
     // The parameters' arrays, cut between the threads (autograd/parallel.h): the loop is
     // memory-bound (7 floats of traffic per parameter), and each core adds its own bandwidth.
     struct Arrays {
-        const real* grad;
-        real *w, *m, *v;
+        real *grad, *w, *m, *v;
     };
     std::vector<Arrays> arrays;
     std::vector<int64_t> sizes;
@@ -117,21 +124,20 @@ void Adam::update(real grad_scale) {
     for (size_t k = 0; k < params.size(); ++k) {
         Tensor p = params[k].second;
         if (!p.has_grad()) continue;
-        arrays.push_back(
-            {p.grad_data(), p.data(), state(exp_avg_, k).data(), state(exp_avg_sq_, k).data()});
+        arrays.push_back({p.mutable_grad_data(), p.data(), state(exp_avg_, k).data(),
+                          state(exp_avg_sq_, k).data()});
         sizes.push_back(p.numel());
     }
     parallel_for_arrays(sizes, kParallelGrain, [&](size_t i, int64_t begin, int64_t end) {
         const Arrays& a = arrays[i];
         const int64_t n = end - begin;
-        const real* grad = a.grad + begin;
-        real *w = a.w + begin, *m = a.m + begin, *v = a.v + begin;
+        real *grad = a.grad + begin, *w = a.w + begin, *m = a.m + begin, *v = a.v + begin;
         if (l2)
-            adam_update<true, false>(c, n, grad, w, m, v);
+            adam_update<true, false>(c, zero_grads, n, grad, w, m, v);
         else if (decoupled)
-            adam_update<false, true>(c, n, grad, w, m, v);
+            adam_update<false, true>(c, zero_grads, n, grad, w, m, v);
         else
-            adam_update<false, false>(c, n, grad, w, m, v);
+            adam_update<false, false>(c, zero_grads, n, grad, w, m, v);
     });
 }
 

@@ -35,7 +35,7 @@ class Adam : public Optimizer {
 
   protected:
     nlohmann::json hyperparameters() const override;
-    void update(real grad_scale) override;
+    void update(real grad_scale, bool zero_grads) override;
 
   private:
     AdamOptions options_;

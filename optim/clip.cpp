@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "autograd/parallel.h"
 
@@ -28,23 +29,46 @@ double grad_norm(const std::vector<Tensor>& params) {
         blocks += size_t((p.numel() + kBlock - 1) / kBlock);
     }
     std::vector<double> block_sums(blocks, 0.0);
-    auto sum_block = [](const real* g, int64_t n) {
-        // Eight independent partial sums: the additions can run in parallel lanes (a single
-        // running sum is one long dependency chain).
-        double partial[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    // Σ g² of S blocks of n values each, blocks[s] to sums[s]. Per block: eight independent
+    // partial sums (the additions run in parallel lanes; a single running sum is one long
+    // dependency chain), added as a fixed tree. Several blocks at once give the same bits as one
+    // at a time, but read from S places in memory together: one sequential stream per core ran
+    // at ~11 GB/s in the 2-thread step (the data comes from DRAM), four at once ~40% faster.
+    auto sum_blocks = [](auto blocks_at_once, const real* const* starts, int64_t n, double* sums) {
+        constexpr int S = decltype(blocks_at_once)::value;
+        double partial[S][8] = {};
         int64_t i = 0;
         for (; i + 8 <= n; i += 8)
-            for (int k = 0; k < 8; ++k) partial[k] += double(g[i + k]) * double(g[i + k]);
-        for (; i < n; ++i) partial[0] += double(g[i]) * double(g[i]);
-        return ((partial[0] + partial[1]) + (partial[2] + partial[3])) +
-               ((partial[4] + partial[5]) + (partial[6] + partial[7]));
+            for (int s = 0; s < S; ++s)
+                for (int k = 0; k < 8; ++k)
+                    partial[s][k] += double(starts[s][i + k]) * double(starts[s][i + k]);
+        if constexpr (S == 1)  // (blocks read together are whole: n % 8 == 0)
+            for (; i < n; ++i) partial[0][0] += double(starts[0][i]) * double(starts[0][i]);
+        for (int s = 0; s < S; ++s) {
+            sums[s] = ((partial[s][0] + partial[s][1]) + (partial[s][2] + partial[s][3])) +
+                      ((partial[s][4] + partial[s][5]) + (partial[s][6] + partial[s][7]));
+        }
     };
+    using One = std::integral_constant<int, 1>;
+    using Four = std::integral_constant<int, 4>;
     parallel_for_arrays(
         sizes, 8 * kBlock,
         [&](size_t i, int64_t begin, int64_t end) {
-            for (int64_t b = begin; b < end; b += kBlock)
-                block_sums[first_block[i] + size_t(b / kBlock)] =
-                    sum_block(grads[i] + b, std::min(kBlock, end - b));
+            // the whole blocks of [begin, end) as four interleaved runs, then the rest singly
+            double* sums = block_sums.data() + first_block[i] + size_t(begin / kBlock);
+            const real* g = grads[i] + begin;
+            const int64_t whole = (end - begin) / kBlock, run = whole / 4;
+            for (int64_t b = 0; b < run; ++b) {
+                const real* starts[4] = {g + b * kBlock, g + (b + run) * kBlock,
+                                         g + (b + 2 * run) * kBlock, g + (b + 3 * run) * kBlock};
+                double four[4];
+                sum_blocks(Four{}, starts, kBlock, four);
+                for (int s = 0; s < 4; ++s) sums[b + s * run] = four[s];
+            }
+            for (int64_t b = 4 * run; b * kBlock < end - begin; ++b) {
+                const real* start = g + b * kBlock;
+                sum_blocks(One{}, &start, std::min(kBlock, end - begin - b * kBlock), sums + b);
+            }
         },
         kBlock);
     double sum_squares = 0;

@@ -34,7 +34,15 @@ void Optimizer::step(double grad_scale) {
         throw Error(
             fmt::format("optimizer: gradient scale {} must be finite and >= 0", grad_scale));
     ++step_count_;
-    update(real(grad_scale));
+    update(real(grad_scale), false);
+}
+
+void Optimizer::step_and_zero_grad(double grad_scale) {
+    if (!(grad_scale >= 0) || !std::isfinite(grad_scale))
+        throw Error(
+            fmt::format("optimizer: gradient scale {} must be finite and >= 0", grad_scale));
+    ++step_count_;
+    update(real(grad_scale), true);
 }
 
 void Optimizer::zero_grad() {

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
+
 #include "autograd/parallel.h"
 
 namespace seqgrad {
@@ -52,12 +54,11 @@ void sgd_update(real lr, real mu, real wd, real grad_scale, int64_t n, const rea
 }  // namespace
 
 // p ← p − lr · d,  d = g + wd p (no momentum),  buf = μ buf + d,  d = buf or d + μ buf
-void SGD::update(real grad_scale) {
+void SGD::update(real grad_scale, bool zero_grads) {
     const real lr = real(this->lr()), mu = real(momentum_), wd = real(weight_decay_);
     const bool decay = weight_decay_ != 0;
     struct Arrays {
-        const real* g;
-        real *w, *buf;
+        real *g, *w, *buf;
     };
     std::vector<Arrays> arrays;
     std::vector<int64_t> sizes;
@@ -65,24 +66,21 @@ void SGD::update(real grad_scale) {
     for (size_t k = 0; k < params.size(); ++k) {
         Tensor p = params[k].second;
         if (!p.has_grad()) continue;
-        arrays.push_back({p.grad_data(), p.data(),
+        arrays.push_back({p.mutable_grad_data(), p.data(),
                           momentum_ == 0 ? nullptr : state(momentum_buffer_, k).data()});
         sizes.push_back(p.numel());
     }
     // memory-bound: cut between the threads, as Adam's
     parallel_for_arrays(sizes, kParallelGrain, [&](size_t i, int64_t begin, int64_t end) {
         const int64_t n = end - begin;
-        const real* g = arrays[i].g + begin;
+        real* g = arrays[i].g + begin;
         real* w = arrays[i].w + begin;
-        if (momentum_ == 0) {
-            if (decay)
-                sgd_update<true, false, false>(lr, mu, wd, grad_scale, n, g, w, nullptr);
-            else
-                sgd_update<false, false, false>(lr, mu, wd, grad_scale, n, g, w, nullptr);
-            return;
-        }
-        real* buf = arrays[i].buf + begin;
-        if (decay && nesterov_)
+        real* buf = momentum_ == 0 ? nullptr : arrays[i].buf + begin;
+        if (momentum_ == 0 && decay)
+            sgd_update<true, false, false>(lr, mu, wd, grad_scale, n, g, w, nullptr);
+        else if (momentum_ == 0)
+            sgd_update<false, false, false>(lr, mu, wd, grad_scale, n, g, w, nullptr);
+        else if (decay && nesterov_)
             sgd_update<true, true, true>(lr, mu, wd, grad_scale, n, g, w, buf);
         else if (decay)
             sgd_update<true, true, false>(lr, mu, wd, grad_scale, n, g, w, buf);
@@ -90,6 +88,9 @@ void SGD::update(real grad_scale) {
             sgd_update<false, true, true>(lr, mu, wd, grad_scale, n, g, w, buf);
         else
             sgd_update<false, true, false>(lr, mu, wd, grad_scale, n, g, w, buf);
+        // step_and_zero_grad: a pass of its own here (Adam clears in its loop; SGD is not on
+        // the benchmarks' path)
+        if (zero_grads) std::memset(g, 0, sizeof(real) * size_t(n));
     });
 }
 

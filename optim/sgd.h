@@ -25,7 +25,7 @@ class SGD : public Optimizer {
 
   protected:
     nlohmann::json hyperparameters() const override;
-    void update(real grad_scale) override;
+    void update(real grad_scale, bool zero_grads) override;
 
   private:
     double momentum_;

@@ -168,15 +168,42 @@ TEST_CASE("gradient shards: two threads accumulate into one leaf without a race"
         GradientShard::Scope scope(shard_c);
         (sum(v) + sum(mul(w2, real(3)))).backward();
     }
-    shard_c.reduce_into_leaves(1, 2);
+    GradientShard::reduce_into_leaves({&shard_c}, 1, 2);
     CHECK(!shard_c.empty());
-    shard_c.reduce_into_leaves(0, 2);
+    GradientShard::reduce_into_leaves({&shard_c}, 0, 2);
     CHECK(shard_c.empty());
     CHECK(v.grad().to_vector()[9] == doctest::Approx(1.0));
     CHECK(w2.grad().to_vector()[29] == doctest::Approx(3.0));
     // reduced buffers are zeroed: a second reduce adds nothing
     shard_a.reduce_into_leaves();
     CHECK(w.grad().to_vector()[0] == doctest::Approx(150.0));
+}
+
+TEST_CASE("gradient shards: a leaf is in one part of the reduce for every shard") {
+    // Two shards that met the same two leaves in opposite orders. Reduced in two parts (two
+    // threads, one part each, in DataParallel), a leaf must belong to the same part in both
+    // shards, or two threads would add into its .grad at once.
+    Tensor a = Tensor::full({100}, 1, true), b = Tensor::full({100}, 1, true);
+    GradientShard x, y;
+    {
+        GradientShard::Scope scope(x);
+        sum(mul(a, real(2))).backward();  // a first
+        sum(mul(b, real(3))).backward();
+    }
+    {
+        GradientShard::Scope scope(y);
+        sum(mul(b, real(5))).backward();  // b first
+        sum(mul(a, real(7))).backward();
+    }
+    GradientShard::reduce_into_leaves({&x, &y}, 0, 2);
+    CHECK(a.has_grad() != b.has_grad());  // one leaf, with both shards' parts
+    const Tensor& first = a.has_grad() ? a : b;
+    CHECK(first.grad().to_vector()[99] == (a.has_grad() ? 9.0 : 8.0));
+    GradientShard::reduce_into_leaves({&x, &y}, 1, 2);
+    CHECK(a.grad().to_vector()[0] == 9.0);
+    CHECK(b.grad().to_vector()[0] == 8.0);
+    CHECK(x.empty());
+    CHECK(y.empty());
 }
 
 TEST_CASE("data parallel: errors name the problem") {

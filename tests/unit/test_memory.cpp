@@ -96,8 +96,8 @@ TEST_CASE("gradient shard: a dense large leaf keeps its pages and stays exact ov
         std::thread b(work, std::ref(shard_b), real(-0.5));
         a.join();
         b.join();
-        shard_a.reduce_into_leaves(0, 2);  // in parts, as DataParallel does
-        shard_a.reduce_into_leaves(1, 2);
+        GradientShard::reduce_into_leaves({&shard_a}, 0, 2);  // in parts, as DataParallel does
+        GradientShard::reduce_into_leaves({&shard_a}, 1, 2);
         shard_b.reduce_into_leaves();
         CHECK(shard_a.resident_bytes() >= 300 * 200 * int64_t(sizeof(real)));
         sum(mul(mul(reference, x), real(1))).backward();

@@ -1,6 +1,7 @@
 // Optimizers, clipping and learning-rate schedules against hand-computed values, and the
 // checkpoint round trip of their state.
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <string>
@@ -471,4 +472,53 @@ TEST_CASE("optimizer load_state rejects state that does not fit") {
         "optimizer",
         Error);
     CHECK_NOTHROW(adam.load_state(state, json));
+}
+
+TEST_CASE("step_and_zero_grad is step then zero_grad, bit for bit, for every update rule") {
+    // a parameter large enough to be cut between threads, and a small one
+    auto make = [] {
+        NamedTensors params{{"big", random_tensor({70000}, 31)}, {"small", random_tensor({5}, 32)}};
+        return params;
+    };
+    auto set_grads = [](const NamedTensors& params, int step) {
+        Rng rng(uint64_t(40 + step));
+        for (const auto& [_, p] : params) {
+            real* g = Tensor(p).mutable_grad_data();
+            for (int64_t i = 0; i < p.numel(); ++i) g[i] = real(rng.normal());
+        }
+    };
+    using Make = std::function<std::unique_ptr<Optimizer>(const NamedTensors&)>;
+    std::vector<std::pair<const char*, Make>> rules{
+        {"adam", [](const NamedTensors& p) { return std::make_unique<Adam>(p); }},
+        {"adam l2",
+         [](const NamedTensors& p) {
+             AdamOptions o;
+             o.weight_decay = 0.01;
+             return std::make_unique<Adam>(p, o);
+         }},
+        {"adamw", [](const NamedTensors& p) { return std::make_unique<AdamW>(p); }},
+        {"sgd momentum",
+         [](const NamedTensors& p) { return std::make_unique<SGD>(p, 0.1, 0.9, true, 0.001); }}};
+    for (const auto& [name, make_optimizer] : rules) {
+        INFO(name);
+        const NamedTensors separate = make(), fused = make();
+        auto one = make_optimizer(separate), two = make_optimizer(fused);
+        for (int step = 0; step < 3; ++step) {
+            const double scale = step == 1 ? 0.5 : 1.0;  // scaled and unscaled loops
+            set_grads(separate, step);
+            set_grads(fused, step);
+            one->step(scale);
+            one->zero_grad();
+            two->step_and_zero_grad(scale);
+        }
+        for (size_t k = 0; k < separate.size(); ++k) {
+            CHECK(separate[k].second.to_vector() == fused[k].second.to_vector());
+            const std::vector<real> zeros(size_t(fused[k].second.numel()), 0);
+            CHECK(fused[k].second.grad().to_vector() == zeros);
+        }
+    }
+    // the same validation as step
+    const NamedTensors params = make();
+    Adam adam(params);
+    CHECK_THROWS_AS(adam.step_and_zero_grad(-1), Error);
 }
