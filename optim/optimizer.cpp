@@ -30,19 +30,19 @@ void Optimizer::set_lr(double lr) {
 }
 
 void Optimizer::step(double grad_scale) {
-    if (!(grad_scale >= 0) || !std::isfinite(grad_scale))
-        throw Error(
-            fmt::format("optimizer: gradient scale {} must be finite and >= 0", grad_scale));
-    ++step_count_;
-    update(real(grad_scale), false);
+    take_step(grad_scale, false);
 }
 
 void Optimizer::step_and_zero_grad(double grad_scale) {
+    take_step(grad_scale, true);
+}
+
+void Optimizer::take_step(double grad_scale, bool zero_grads) {
     if (!(grad_scale >= 0) || !std::isfinite(grad_scale))
         throw Error(
             fmt::format("optimizer: gradient scale {} must be finite and >= 0", grad_scale));
     ++step_count_;
-    update(real(grad_scale), true);
+    update(real(grad_scale), zero_grads);
 }
 
 void Optimizer::zero_grad() {

@@ -86,6 +86,7 @@ class Optimizer {
     int64_t step_count_ = 0;
 
   private:
+    void take_step(double grad_scale, bool zero_grads);  // step() and step_and_zero_grad()
     std::string state_name(size_t buffer, size_t param) const;
 
     NamedTensors params_;
