@@ -152,6 +152,30 @@ void gemm(bool transpose_a, bool transpose_b, int64_t M, int64_t N, int64_t K, r
     }
 }
 
+int64_t packed_weight_size(int64_t N, int64_t K) {
+    return gemm_kernels::packed_size<real>(N, K);
+}
+void pack_weight_panels(const real* W, int64_t N, int64_t K, real* panels) {
+    gemm_kernels::pack_panels<real>(W, N, K, panels);
+}
+void pack_weight_panels_of_transpose(const real* W, int64_t N, int64_t K, real* panels) {
+    gemm_kernels::pack_panels_of_transpose<real>(W, N, K, panels);
+}
+void gemm_nt_packed(int64_t M, int64_t N, int64_t K, const real* A, const real* panels, real beta,
+                    real* C) {
+    if (M == 0 || N == 0) return;
+    GemmProfile* profile = gemm_profile();
+    const auto start =
+        profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+    gemm_kernels::gemm_nt_packed<real>(M, N, K, A, panels, beta, C);
+    if (profile) {  // listed as "NP": N, packed
+        auto& e = profile->entries[{false, true, -M, N, K}];
+        e.calls++;
+        e.seconds +=
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+}
+
 void set_blas_threads(int threads) {
     if (threads > 0) openblas_set_num_threads(threads);
 }

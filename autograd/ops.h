@@ -89,6 +89,11 @@ Tensor shared_over_steps(const Tensor& weight);
 // shared_over_steps view — a copy of dY and a reference to X, kept for the view's one product.
 // Nothing when the weight needs no grad.
 void accumulate_weight_grad(Node& out, size_t w, size_t x, const real* dY, int64_t rows);
+// For op implementations: `weight` packed for gemm_nt_packed (autograd/gemm.h) when it is a
+// shared_over_steps view and a product of `rows` rows gains from it — packed at the first such
+// product and kept by the view for every later step; nullptr otherwise (use gemm). transpose:
+// packed for products by W itself (dY W) instead of by Wᵀ (x Wᵀ).
+const real* packed_weight_for(Node& weight, int64_t rows, bool transpose);
 
 // ---- reductions and normalisations (ops_reduce.cpp) ------------------------------------------
 Tensor sum(const Tensor& x);                                  // over all elements -> []

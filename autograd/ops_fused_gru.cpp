@@ -183,7 +183,11 @@ Tensor fused_cell(const char* op, const Tensor& gates, CellDims d, const Tensor&
     real* const rzg = saved.data();   // [B,3H]: gh, then r | z | gh_n
     real* const n_all = rzg + B * G;  // [B,H]
     for (int64_t b = 0; b < active; ++b) std::memcpy(rzg + b * G, bias_hh.data(), sizeof(real) * G);
-    gemm(false, true, active, G, H, 1, h.data(), weight_hh.data(), 1, rzg);  // gh = h W_hhᵀ + b_hh
+    if (const real* panels =
+            packed_weight_for(weight_hh.node(), active, false))  // gh = h W_hhᵀ + b_hh
+        gemm_nt_packed(active, G, H, h.data(), panels, 1, rzg);
+    else
+        gemm(false, true, active, G, H, 1, h.data(), weight_hh.data(), 1, rzg);
 
     Tensor out = make_result({B, H});
     std::memcpy(out.data() + active * H, h.data() + active * H, sizeof(real) * (B - active) * H);
@@ -261,7 +265,12 @@ Tensor fused_cell(const char* op, const Tensor& gates, CellDims d, const Tensor&
             }
             if (dh_all)  // finished rows: h' = h, so dh += g
                 for (int64_t i = active * H; i < B * H; ++i) dh_all[i] += g_all[i];
-            if (dh_all) gemm(false, false, active, H, G, 1, d_gh_all, weight_hh, 1, dh_all);
+            if (dh_all) {  // dh += d gh W_hh
+                if (const real* panels = packed_weight_for(out.parent(2), active, true))
+                    gemm_nt_packed(active, H, G, d_gh_all, panels, 1, dh_all);
+                else
+                    gemm(false, false, active, H, G, 1, d_gh_all, weight_hh, 1, dh_all);
+            }
             accumulate_weight_grad(out, 2, 1, d_gh_all, active);  // dW_hh += d ghᵀ h
             if (d_bias_hh)
                 for (int64_t b = 0; b < active; ++b)

@@ -195,3 +195,49 @@ TEST_CASE("gemm: small-M products split over threads give the bits of one thread
             expect_product(M, N, K, real(0.75), A, K, B, K, real(0.5), C0, two_threads, N);
         }
 }
+
+namespace {
+
+// gemm_nt_packed on W packed both ways: C = A Wᵀ + beta C0 (pack_panels) and C = A W + beta C0
+// (pack_panels_of_transpose), against the naive product, for tails of every dim.
+template <class T>
+void check_packed_kernel() {
+    namespace gk = seqgrad::gemm_kernels;
+    Values values{99};
+    for (int64_t M : {1, 2, 5, 6, 7, 12, 13, 16, 20})
+        for (int64_t N : {1, 3, 8, 9, 16, 17, 40})
+            for (int64_t K : {1, 3, 8, 33})
+                for (T beta : {T(0), T(1)}) {
+                    const std::vector<T> A = values.fill<T>(size_t(M * K));
+                    const std::vector<T> W = values.fill<T>(size_t(N * K));  // [N, K]
+                    const std::vector<T> C0 =
+                        beta == T(0)
+                            ? std::vector<T>(size_t(M * N), std::numeric_limits<T>::quiet_NaN())
+                            : values.fill<T>(size_t(M * N));
+                    std::vector<T> panels(size_t(gk::packed_size<T>(N, K))), C = C0;
+                    gk::pack_panels<T>(W.data(), N, K, panels.data());
+                    gk::gemm_nt_packed<T>(M, N, K, A.data(), panels.data(), beta, C.data());
+                    expect_product(M, N, K, T(1), A, K, W, K, beta, C0, C, N);
+                    // A' [M, N] times W [N, K] itself: the reference wants W as rows of Wᵀ
+                    const std::vector<T> A2 = values.fill<T>(size_t(M * N));
+                    std::vector<T> Wt(size_t(K * N));
+                    for (int64_t n = 0; n < N; ++n)
+                        for (int64_t k = 0; k < K; ++k)
+                            Wt[size_t(k * N + n)] = W[size_t(n * K + k)];
+                    const std::vector<T> D0 =
+                        beta == T(0)
+                            ? std::vector<T>(size_t(M * K), std::numeric_limits<T>::quiet_NaN())
+                            : values.fill<T>(size_t(M * K));
+                    std::vector<T> panels_t(size_t(gk::packed_size<T>(K, N))), D = D0;
+                    gk::pack_panels_of_transpose<T>(W.data(), N, K, panels_t.data());
+                    gk::gemm_nt_packed<T>(M, K, N, A2.data(), panels_t.data(), beta, D.data());
+                    expect_product(M, K, N, T(1), A2, N, Wt, N, beta, D0, D, K);
+                }
+}
+
+}  // namespace
+
+TEST_CASE("gemm_nt_packed: A Wᵀ and A W on packed panels match the naive product") {
+    check_packed_kernel<float>();
+    check_packed_kernel<double>();
+}
