@@ -5,7 +5,8 @@
 // x W_ihᵀ ([16,512] x [512,768]ᵀ), h W_hhᵀ ([16,256] x [256,768]ᵀ), h W_qᵀ ([16,256] x
 // [256,256]ᵀ). OpenBLAS packs each W again on every call. The alternative measured here packs
 // each W once into panels of 16 of its rows, k-major (panel[k][j] = W[16p + j][k]), and runs a
-// 6 x 16 broadcast kernel over the panels (6 rows of x at a time: 12 accumulators of 8 floats).
+// 6 x 16 broadcast kernel over the panels (6 rows of x at a time: 12 accumulators of 8 floats):
+// gemm_kernels::gemm_nt_packed, which training now uses for such products.
 // The three weights (2.5 MB) do not fit the 512 KB L2, so step after step they come from L3, as
 // in a training step's recurrence. --evict-mb 6 also streams through 6 MB between steps (what a
 // decoding step's output projection does), which pushes them out to DRAM.
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "apps/args.h"
+#include "autograd/gemm_kernels.h"
 #include "autograd/rng.h"
 #include "bench_util.h"
 
@@ -29,77 +31,6 @@
 extern "C" void openblas_set_num_threads(int);
 
 namespace {
-
-using f32x8 = float __attribute__((vector_size(32)));
-
-f32x8 load8(const float* p) {
-    f32x8 v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-}
-void store8(float* p, f32x8 v) {
-    std::memcpy(p, &v, sizeof v);
-}
-
-// W [N, K] -> panels of 16 rows, k-major; the rows past N are zeros.
-std::vector<float> pack(const float* W, int N, int K) {
-    const int panels = (N + 15) / 16;
-    std::vector<float> packed(size_t(panels) * size_t(K) * 16, 0.0f);
-    for (int p = 0; p < panels; ++p)
-        for (int j = 0; j < 16 && 16 * p + j < N; ++j)
-            for (int k = 0; k < K; ++k)
-                packed[(size_t(p) * size_t(K) + size_t(k)) * 16 + size_t(j)] =
-                    W[size_t(16 * p + j) * size_t(K) + size_t(k)];
-    return packed;
-}
-
-// C[0:MR, 0:16] = X[0:MR, :] · panelᵀ
-template <int MR>
-void tile(int K, const float* X, int ldx, const float* panel, float* C, int ldc) {
-    f32x8 acc[MR][2];
-    for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = f32x8{};
-    for (int k = 0; k < K; ++k) {
-        const f32x8 b0 = load8(panel + 16 * k), b1 = load8(panel + 16 * k + 8);
-#pragma GCC unroll 6
-        for (int i = 0; i < MR; ++i) {
-            const float a = X[i * ldx + k];
-            acc[i][0] += a * b0;
-            acc[i][1] += a * b1;
-        }
-    }
-    for (int i = 0; i < MR; ++i) {
-        store8(C + i * ldc, acc[i][0]);
-        store8(C + i * ldc + 8, acc[i][1]);
-    }
-}
-
-// C[M, N] = X[M, K] · Wᵀ with W packed (N a multiple of 16 here)
-void packed_product(int M, int N, int K, const float* X, const float* packed, float* C) {
-    for (int p = 0; p < N / 16; ++p) {
-        const float* panel = packed + size_t(p) * size_t(K) * 16;
-        int i = 0;
-        for (; i + 6 <= M; i += 6) tile<6>(K, X + i * K, K, panel, C + i * N + 16 * p, N);
-        switch (M - i) {
-            case 5:
-                tile<5>(K, X + i * K, K, panel, C + i * N + 16 * p, N);
-                break;
-            case 4:
-                tile<4>(K, X + i * K, K, panel, C + i * N + 16 * p, N);
-                break;
-            case 3:
-                tile<3>(K, X + i * K, K, panel, C + i * N + 16 * p, N);
-                break;
-            case 2:
-                tile<2>(K, X + i * K, K, panel, C + i * N + 16 * p, N);
-                break;
-            case 1:
-                tile<1>(K, X + i * K, K, panel, C + i * N + 16 * p, N);
-                break;
-            default:
-                break;
-        }
-    }
-}
 
 struct Shape {
     const char* name;
@@ -126,7 +57,8 @@ int main(int argc, char** argv) {
     std::vector<std::vector<float>> weights, packed, inputs, outputs_blas, outputs_packed;
     for (const Shape& s : shapes) {
         weights.push_back(random_vector(size_t(s.N) * size_t(s.K)));
-        packed.push_back(pack(weights.back().data(), s.N, s.K));
+        packed.emplace_back(size_t(gemm_kernels::packed_size<float>(s.N, s.K)));
+        gemm_kernels::pack_panels<float>(weights.back().data(), s.N, s.K, packed.back().data());
         inputs.push_back(random_vector(size_t(M) * size_t(s.K)));
         outputs_blas.emplace_back(size_t(M) * size_t(s.N));
         outputs_packed.emplace_back(size_t(M) * size_t(s.N));
@@ -144,8 +76,9 @@ int main(int argc, char** argv) {
                 for (size_t s = 0; s < shapes.size(); ++s) {
                     const int N = shapes[s].N, K = shapes[s].K;
                     if (use_packed)
-                        packed_product(M, N, K, inputs[s].data(), packed[s].data(),
-                                       outputs_packed[s].data());
+                        gemm_kernels::gemm_nt_packed<float>(M, N, K, inputs[s].data(),
+                                                            packed[s].data(), 0,
+                                                            outputs_packed[s].data());
                     else
                         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1,
                                     inputs[s].data(), K, weights[s].data(), K, 0,
@@ -179,7 +112,8 @@ int main(int argc, char** argv) {
     const auto pack_timing = bench::time_it(
         [&] {
             for (size_t s = 0; s < shapes.size(); ++s)
-                packed[s] = pack(weights[s].data(), shapes[s].N, shapes[s].K);
+                gemm_kernels::pack_panels<float>(weights[s].data(), shapes[s].N, shapes[s].K,
+                                                 packed[s].data());
         },
         seconds / 2, 0.1, 5);
     nlohmann::json line{{"bench", "packed_weights"},
