@@ -320,28 +320,33 @@ constexpr int64_t packed_size(int64_t N, int64_t K) {
     return (N + panel_width<T>() - 1) / panel_width<T>() * K * panel_width<T>();
 }
 
+// Panels of PW outputs: element (d, j) of panel p = W[(p·PW + j)·output_stride + d·depth_stride]
+// for the `outputs` x `depth` matrix W is read as (zeros past the last output).
 template <class T>
-void pack_panels(const T* W, int64_t N, int64_t K, T* panels) {
+void pack_strided(const T* W, int64_t outputs, int64_t depth, int64_t output_stride,
+                  int64_t depth_stride, T* panels) {
     constexpr int64_t PW = panel_width<T>();
-    for (int64_t p = 0; p * PW < N; ++p) {
-        T* panel = panels + p * K * PW;
-        for (int64_t k = 0; k < K; ++k)
+    for (int64_t p = 0; p * PW < outputs; ++p) {
+        T* panel = panels + p * depth * PW;
+        for (int64_t d = 0; d < depth; ++d)
             for (int64_t j = 0; j < PW; ++j)
-                panel[k * PW + j] = p * PW + j < N ? W[(p * PW + j) * K + k] : T(0);
+                panel[d * PW + j] = p * PW + j < outputs
+                                        ? W[(p * PW + j) * output_stride + d * depth_stride]
+                                        : T(0);
     }
 }
 
-// The same panels for products by W itself (dX = dY W, the backward of x Wᵀ): W [N, K] read as
-// the transposed weight Wᵀ [K, N], i.e. panel q, element (n, j) = W[n, q·PW + j].
+// For x Wᵀ: W [N, K] as N outputs of depth K.
+template <class T>
+void pack_panels(const T* W, int64_t N, int64_t K, T* panels) {
+    pack_strided(W, N, K, K, 1, panels);
+}
+
+// For products by W itself (dX = dY W, the backward of x Wᵀ): W [N, K] read as the transposed
+// weight Wᵀ [K, N], K outputs of depth N, i.e. panel q, element (n, j) = W[n, q·PW + j].
 template <class T>
 void pack_panels_of_transpose(const T* W, int64_t N, int64_t K, T* panels) {
-    constexpr int64_t PW = panel_width<T>();
-    for (int64_t q = 0; q * PW < K; ++q) {
-        T* panel = panels + q * N * PW;
-        for (int64_t n = 0; n < N; ++n)
-            for (int64_t j = 0; j < PW; ++j)
-                panel[n * PW + j] = q * PW + j < K ? W[n * K + q * PW + j] : T(0);
-    }
+    pack_strided(W, K, N, 1, K, panels);
 }
 
 // C[0:MR, 0:nc] = A[0:MR, :] · panelᵀ + beta C   (nc <= PW columns of C are written)
@@ -374,6 +379,15 @@ inline void packed_tile(int64_t K, const T* A, int64_t lda, const T* panel, T be
     }
 }
 
+// packed_tile<T, mr> for a run-time mr <= MR
+template <class T, int MR>
+inline void packed_tile_dispatch(int mr, int64_t K, const T* A, int64_t lda, const T* panel, T beta,
+                                 T* C, int64_t ldc, int64_t nc) {
+    if constexpr (MR > 1)
+        if (mr < MR) return packed_tile_dispatch<T, MR - 1>(mr, K, A, lda, panel, beta, C, ldc, nc);
+    packed_tile<T, MR>(K, A, lda, panel, beta, C, ldc, nc);
+}
+
 // C[M, N] = A[M, K] · Wᵀ + beta C, with W given as pack_panels(W, N, K). Row-major, lda = K,
 // ldc = N. Meant for small M (a step's rows): A is re-read for every panel from L1.
 template <class T>
@@ -385,27 +399,9 @@ void gemm_nt_packed(int64_t M, int64_t N, int64_t K, const T* A, const T* panels
         int64_t i = 0;
         for (; i + 6 <= M; i += 6)
             packed_tile<T, 6>(K, A + i * K, K, panel, beta, C + i * N + p * PW, N, nc);
-        const T* a = A + i * K;
-        T* c = C + i * N + p * PW;
-        switch (M - i) {
-            case 5:
-                packed_tile<T, 5>(K, a, K, panel, beta, c, N, nc);
-                break;
-            case 4:
-                packed_tile<T, 4>(K, a, K, panel, beta, c, N, nc);
-                break;
-            case 3:
-                packed_tile<T, 3>(K, a, K, panel, beta, c, N, nc);
-                break;
-            case 2:
-                packed_tile<T, 2>(K, a, K, panel, beta, c, N, nc);
-                break;
-            case 1:
-                packed_tile<T, 1>(K, a, K, panel, beta, c, N, nc);
-                break;
-            default:
-                break;
-        }
+        if (i < M)  // the last M mod 6 rows
+            packed_tile_dispatch<T, 5>(int(M - i), K, A + i * K, K, panel, beta, C + i * N + p * PW,
+                                       N, nc);
     }
 }
 

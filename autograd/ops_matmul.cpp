@@ -208,7 +208,8 @@ Tensor shared_over_steps(const Tensor& weight) {
 // wider does not (OpenBLAS's own packing is paid over more rows there), even once its finished
 // rows drop out. And only weights of up to 2 MB are packed: the packed copies (one per
 // direction) live as long as the view, forward and backward of one batch, on every thread.
-// Measured on (a) with 2 threads (train_throughput, alternated): 93.9 -> 91.6 ms/step, +12 MB.
+// Measured on (a) with 2 threads (train_throughput, alternated): 94.5 -> 90.7 ms/step, +12 MB.
+// SEQGRAD_NO_PACKED=1 in the environment turns packing off (to measure what it gains).
 constexpr int64_t kPackedMaxRows = 16;
 constexpr int64_t kPackedMaxBytes = int64_t(2) << 20;
 
