@@ -1,134 +1,60 @@
 // GradientShard (declared in autograd/tensor.h): per-thread gradient buffers of the leaves, for
 // data-parallel steps (models/data_parallel.h).
+//
+// A shard holds a leaf's gradient in one of two forms:
+// - dense: the whole gradient, zero-filled, once an op asks for it (Node::grad_data), as every
+//   product's dW does;
+// - rows: only the rows written one at a time (Node::grad_row_data), as the embedding's
+//   scatter-add does. A step of config (a) writes ~140 of 6000 rows of the target embedding
+//   table, so the shard holds those (about 140 KB), not the table (6 MB).
+// A leaf asked for both in one step becomes dense (its rows are added into the dense buffer).
+//
+// Why rows and not pages: the shards of large leaves were once their own memory mappings whose
+// untouched pages stayed unmaterialised, with the written ones handed back to the kernel after
+// each reduce (MADV_DONTNEED). That kept memory as low, but every step page-faulted the
+// embedding rows in again (~500 faults with zero-filled pages, and a TLB shootdown per madvise):
+// on config (a) with 2 threads the worker's shard finished ~3 ms after the caller's, on every
+// step (bench/train_throughput, instrumented).
 #include <fmt/format.h>
-#include <sys/mman.h>
-#include <sys/sysinfo.h>
-#include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
+#include "autograd/parallel.h"
 #include "autograd/tensor.h"
 
 namespace seqgrad {
 
-// ---- gradient shards (data parallelism) ------------------------------------------------------
 namespace {
 thread_local GradientShard* g_shard = nullptr;  // installed on this thread by a Scope
-
-// A shard's buffer for a large leaf lives in pages of its own (mmap), and the pages that a step
-// never wrote are never materialised: untouched anonymous pages read as zero and cost no memory.
-// That is what makes the shard of an embedding table cheap without the embedding op knowing about
-// shards: a step's backward scatter-adds into the rows of the tokens it saw (a few hundred of
-// 4000–6000 in the benchmark), so only their pages become resident, and after the reduce those
-// pages are handed back to the kernel (MADV_DONTNEED: they read as zero again). A dense leaf
-// (every page written every step) is zeroed with memset instead and keeps its pages, which costs
-// no page faults. Which pages to visit is read from the page tables (mincore): that is exact only
-// without swap (a written page could be swapped out and look untouched), so with swap configured
-// every page is visited (an unwritten one reads as zeros, which costs no memory), and a visited
-// page counts as written when it holds a value other than zero. Measured on config (c) with two
-// threads (bench/train_throughput): the worker's shard holds ~32 MB instead of ~50 MB, for the
-// same step time.
-constexpr size_t kPagedShardBytes = size_t(256) << 10;  // smaller leaves: a pool buffer
-
-size_t page_size() {
-    static const size_t size = size_t(sysconf(_SC_PAGESIZE));
-    return size;
-}
-
-bool system_has_swap() {
-    static const bool has = [] {
-        struct sysinfo info {};
-        return sysinfo(&info) != 0 || info.totalswap > 0;  // unknown counts as "has swap"
-    }();
-    return has;
-}
-
-class ShardStorage {
-  public:
-    explicit ShardStorage(size_t count) : count_(count) {
-        const size_t bytes = count * sizeof(real);
-        if (bytes < kPagedShardBytes) {
-            buffer_ = Buffer(count);
-            std::memset(buffer_.data(), 0, bytes);
-            data_ = buffer_.data();
-            return;
-        }
-        mapped_bytes_ = (bytes + page_size() - 1) / page_size() * page_size();
-        void* p = mmap(nullptr, mapped_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                       -1, 0);
-        if (p == MAP_FAILED) throw std::bad_alloc();
-        // 2 MB pages would make one written row cost 2 MB.
-        madvise(p, mapped_bytes_, MADV_NOHUGEPAGE);
-        data_ = static_cast<real*>(p);
-    }
-    ~ShardStorage() {
-        if (mapped_bytes_) munmap(data_, mapped_bytes_);
-    }
-    ShardStorage(const ShardStorage&) = delete;
-    ShardStorage& operator=(const ShardStorage&) = delete;
-
-    real* data() const { return data_; }
-
-    // grad += this, then this = 0: in one pass, each value cleared as it is read.
-    void add_into_and_clear(real* grad) {
-        if (!mapped_bytes_) {
-            for (size_t i = 0; i < count_; ++i) {
-                grad[i] += data_[i];
-                data_[i] = 0;
-            }
-            return;
-        }
-        const size_t page = page_size(), pages = mapped_bytes_ / page;
-        const size_t per_page = page / sizeof(real);
-        resident_.assign(pages, 1);
-        if (!system_has_swap() && mincore(data_, mapped_bytes_, resident_.data()) != 0)
-            resident_.assign(pages, 1);  // cannot tell: visit every page
-        // A page counts as written when it holds a value other than zero (so an unwritten page
-        // that had to be visited, which reads as zeros, counts as untouched).
-        size_t written = 0;
-        for (size_t k = 0; k < pages; ++k) {
-            if (!(resident_[k] & 1)) continue;
-            const size_t begin = k * per_page, end = std::min(count_, begin + per_page);
-            bool nonzero = false;
-            for (size_t i = begin; i < end; ++i) {
-                grad[i] += data_[i];
-                nonzero |= data_[i] != 0;
-            }
-            // cleared now, while the page is in L1 (only a written page: clearing an unwritten
-            // one would make it resident)
-            if (nonzero) std::memset(data_ + begin, 0, sizeof(real) * (end - begin));
-            written += nonzero;
-        }
-        // mostly untouched (an embedding's rows): the written pages are handed back too
-        if (2 * written < pages) madvise(data_, mapped_bytes_, MADV_DONTNEED);
-    }
-
-    // Memory the storage holds now (the resident pages of a mapped one).
-    size_t resident_bytes() {
-        if (!mapped_bytes_) return count_ * sizeof(real);
-        const size_t pages = mapped_bytes_ / page_size();
-        resident_.assign(pages, 0);
-        if (mincore(data_, mapped_bytes_, resident_.data()) != 0) return mapped_bytes_;
-        size_t n = 0;
-        for (unsigned char r : resident_) n += r & 1;
-        return n * page_size();
-    }
-
-  private:
-    size_t count_ = 0;
-    real* data_ = nullptr;
-    size_t mapped_bytes_ = 0;  // 0: the storage is buffer_
-    Buffer buffer_;
-    std::vector<unsigned char> resident_;  // mincore's answer, one byte per page
-};
-
 }  // namespace
 
 struct GradientShard::Entry {
-    NodePtr leaf;  // kept alive while the shard holds a gradient for it
-    std::unique_ptr<ShardStorage> gradient;
+    NodePtr leaf;             // kept alive while the shard holds a gradient for it
+    int64_t width = 1;        // elements per row: numel / size(0)
+    std::vector<real> dense;  // the whole gradient once an op asked for it, else empty
+    // Rows written one at a time while there is no dense buffer: row r's values are at
+    // row_values[slot_of_row[r] · width], and written_rows lists them in order of first write.
+    std::vector<int32_t> slot_of_row;  // -1: not written since the last reduce
+    std::vector<int32_t> written_rows;
+    std::vector<real> row_values;
     bool dirty = false;  // written since the last reduce
+
+    // dense += the rows held, which are then dropped
+    void fold_rows_into_dense() {
+        for (size_t s = 0; s < written_rows.size(); ++s) {
+            real* row = dense.data() + int64_t(written_rows[s]) * width;
+            const real* values = row_values.data() + int64_t(s) * width;
+            for (int64_t j = 0; j < width; ++j) row[j] += values[j];
+        }
+        clear_rows();
+    }
+    void clear_rows() {
+        for (int32_t r : written_rows) slot_of_row[size_t(r)] = -1;
+        written_rows.clear();
+        row_values.clear();  // keeps its capacity: no allocation on the next step
+    }
 };
 
 GradientShard::GradientShard() = default;
@@ -141,53 +67,140 @@ GradientShard::Scope::~Scope() {
     g_shard = previous_;
 }
 
-real* GradientShard::buffer(Node& leaf) {
+GradientShard::Entry& GradientShard::entry(Node& leaf) {
     // A model has tens of parameters: a linear search beats hashing, and keeps the order of
     // first use, which is the same on every step.
     for (Entry& e : entries_)
-        if (e.leaf.get() == &leaf) {
-            e.dirty = true;
-            return e.gradient->data();
-        }
+        if (e.leaf.get() == &leaf) return e;
     Entry e;
     e.leaf = leaf.shared_from_this();
-    e.gradient = std::make_unique<ShardStorage>(size_t(leaf.numel()));
-    e.dirty = true;
+    const int64_t rows = leaf.shape.rank() == 0 ? 1 : leaf.shape[0];
+    e.width = rows == 0 ? 1 : std::max<int64_t>(1, leaf.numel() / rows);
     entries_.push_back(std::move(e));
-    return entries_.back().gradient->data();
+    return entries_.back();
 }
 
-void GradientShard::reduce_into_leaves(const std::vector<GradientShard*>& shards, size_t part,
-                                       size_t parts) {
-    GradientShard* installed = g_shard;  // the leaves' own .grad, even on a shard's thread
-    g_shard = nullptr;
-    // Every leaf of any shard, in order of first appearance. Cutting each shard's own list into
-    // parts (as this once did) could give one leaf to two threads: shards that met their leaves
-    // in different orders would cut at different leaves, and two threads added into one .grad
-    // at once (seen as a rare wrong sum with 8 shards on 2 cores).
-    std::vector<Node*> leaves;
+real* GradientShard::buffer(Node& leaf) {
+    Entry& e = entry(leaf);
+    e.dirty = true;
+    if (e.dense.empty()) {
+        e.dense.assign(size_t(leaf.numel()), real(0));
+        e.fold_rows_into_dense();
+    }
+    return e.dense.data();
+}
+
+real* GradientShard::row_buffer(Node& leaf, int64_t row) {
+    Entry& e = entry(leaf);
+    e.dirty = true;
+    if (!e.dense.empty()) return e.dense.data() + row * e.width;
+    if (e.slot_of_row.empty()) e.slot_of_row.assign(size_t(leaf.numel() / e.width), -1);
+    int32_t& slot = e.slot_of_row[size_t(row)];
+    if (slot < 0) {
+        slot = int32_t(e.written_rows.size());
+        e.written_rows.push_back(int32_t(row));
+        e.row_values.resize(e.written_rows.size() * size_t(e.width), real(0));
+    }
+    return e.row_values.data() + int64_t(slot) * e.width;
+}
+
+void GradientShard::reduce_into_leaves(const std::vector<GradientShard*>& shards, int threads) {
+    // The plan, made once before any thread starts: every leaf a shard wrote, in order of first
+    // appearance, with its cost (a leaf dense in any shard: every element; else its rows), cut
+    // into `threads` parts of about equal cost. A leaf dense anywhere may be cut between rows (a
+    // 6 MB output projection is a third of config (a)'s parameters and would otherwise leave one
+    // thread with most of the work); a leaf held only as rows goes whole to one part. Each
+    // element of each .grad is then in exactly one part, for every shard, so no two threads
+    // ever add into the same place, and each element sums the shards in the order given (the
+    // result does not depend on thread timing).
+    struct Leaf {
+        Node* node;
+        int64_t width, rows;
+        bool dense;
+        int64_t cost;
+    };
+    std::vector<Leaf> leaves;
     int64_t total = 0;
     for (const GradientShard* shard : shards)
-        for (const Entry& e : shard->entries_)
-            if (std::find(leaves.begin(), leaves.end(), e.leaf.get()) == leaves.end()) {
-                leaves.push_back(e.leaf.get());
-                total += e.leaf->numel();
+        for (const Entry& e : shard->entries_) {
+            if (!e.dirty) continue;
+            auto it = std::find_if(leaves.begin(), leaves.end(),
+                                   [&](const Leaf& l) { return l.node == e.leaf.get(); });
+            if (it == leaves.end()) {
+                leaves.push_back({e.leaf.get(), e.width, e.leaf->numel() / e.width, false, 0});
+                it = leaves.end() - 1;
             }
-    // leaf i belongs to the part in which its first element falls
-    const double per_part = double(total) / double(std::max<size_t>(parts, 1));
-    int64_t offset = 0;
-    for (Node* leaf : leaves) {
-        const size_t owner = std::min(parts - 1, size_t(double(offset) / per_part));
-        offset += leaf->numel();
-        if (owner != part) continue;
-        for (GradientShard* shard : shards)
-            for (Entry& e : shard->entries_)
-                if (e.leaf.get() == leaf && e.dirty) {
-                    e.gradient->add_into_and_clear(leaf->grad_data());
-                    e.dirty = false;
+            total -= it->cost;
+            it->dense |= !e.dense.empty();
+            it->cost =
+                it->dense ? e.leaf->numel() : it->cost + int64_t(e.written_rows.size()) * e.width;
+            total += it->cost;
+        }
+    struct Cut {
+        const Leaf* leaf;
+        int64_t row_begin, row_end;
+    };
+    const int parts = std::max(1, threads);
+    std::vector<std::vector<Cut>> cuts(static_cast<size_t>(parts));
+    const double per_part = double(total) / double(parts);
+    double filled = 0;  // cost given to parts so far
+    int part = 0;
+    auto boundary = [&] { return per_part * double(part + 1); };
+    for (const Leaf& leaf : leaves) {
+        if (!leaf.dense) {
+            cuts[size_t(part)].push_back({&leaf, 0, leaf.rows});
+            filled += double(leaf.cost);
+        } else {
+            for (int64_t row = 0; row < leaf.rows;) {
+                int64_t take = leaf.rows - row;
+                if (part + 1 < parts) {
+                    const double room = std::max(0.0, boundary() - filled);
+                    take = std::min(take, int64_t(std::ceil(room / double(leaf.width))));
                 }
+                if (take > 0) cuts[size_t(part)].push_back({&leaf, row, row + take});
+                filled += double(take * leaf.width);
+                row += take;
+                if (row < leaf.rows) ++part;  // this part is full
+            }
+        }
+        while (part + 1 < parts && filled >= boundary()) ++part;
     }
+
+    GradientShard* installed = g_shard;  // the leaves' own .grad, even on a shard's thread
+    g_shard = nullptr;
+    for (const Leaf& leaf : leaves) leaf.node->grad_data();  // allocated here, not in a race
     g_shard = installed;
+
+    parallel_run(parts, [&](int k) {
+        for (const Cut& cut : cuts[size_t(k)]) {
+            const int64_t width = cut.leaf->width;
+            real* grad = cut.leaf->node->grad.data();
+            for (GradientShard* shard : shards)
+                for (Entry& e : shard->entries_) {
+                    if (e.leaf.get() != cut.leaf->node || !e.dirty) continue;
+                    if (!e.dense.empty()) {  // grad += dense, which is cleared as it is read
+                        real* values = e.dense.data();
+                        for (int64_t i = cut.row_begin * width; i < cut.row_end * width; ++i) {
+                            grad[i] += values[i];
+                            values[i] = 0;
+                        }
+                        continue;
+                    }
+                    for (size_t s = 0; s < e.written_rows.size(); ++s) {
+                        const int64_t r = e.written_rows[s];
+                        if (r < cut.row_begin || r >= cut.row_end) continue;
+                        real* row = grad + r * width;
+                        const real* values = e.row_values.data() + int64_t(s) * width;
+                        for (int64_t j = 0; j < width; ++j) row[j] += values[j];
+                    }
+                }
+        }
+    });
+    for (GradientShard* shard : shards)
+        for (Entry& e : shard->entries_) {
+            e.clear_rows();
+            e.dirty = false;
+        }
 }
 
 bool GradientShard::empty() const {
@@ -197,9 +210,9 @@ bool GradientShard::empty() const {
 }
 
 int64_t GradientShard::resident_bytes() const {
-    int64_t bytes = 0;
-    for (const Entry& e : entries_) bytes += int64_t(e.gradient->resident_bytes());
-    return bytes;
+    size_t values = 0;
+    for (const Entry& e : entries_) values += e.dense.capacity() + e.row_values.capacity();
+    return int64_t(values * sizeof(real));
 }
 
 GradientShard* GradientShard::installed() {

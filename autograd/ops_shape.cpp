@@ -213,13 +213,13 @@ Tensor embedding(const Tensor& weight, const std::vector<int32_t>& ids, const Sh
     for (size_t i = 0; i < ids.size(); ++i)
         std::memcpy(out.data() + i * E, weight.data() + int64_t(ids[i]) * E, sizeof(real) * E);
     if (record(out, "embedding", {weight}, [E, padding_idx](Node& out) {
-            real* gw = parent_grad(out, 0);
-            if (!gw) return;
+            Node& table = out.parent(0);
+            if (!table.requires_grad) return;
             const real* g = out.grad.data();
             const auto& ids = out.saved_ints;
             for (size_t i = 0; i < ids.size(); ++i) {
                 if (ids[i] == padding_idx) continue;
-                real* row = gw + int64_t(ids[i]) * E;
+                real* row = table.grad_row_data(ids[i]);  // a shard holds only these rows
                 for (int64_t j = 0; j < E; ++j) row[j] += g[i * E + j];
             }
         }))

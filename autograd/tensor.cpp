@@ -31,6 +31,13 @@ real* Node::grad_data() {
     return grad.data();
 }
 
+real* Node::grad_row_data(int64_t row) {
+    if (is_leaf)
+        if (GradientShard* shard = GradientShard::installed()) return shard->row_buffer(*this, row);
+    const int64_t rows = shape.rank() == 0 ? 1 : shape[0];
+    return grad_data() + row * (rows == 0 ? 0 : numel() / rows);
+}
+
 // ---- construction ----------------------------------------------------------------------------
 
 Tensor make_result(const Shape& shape) {

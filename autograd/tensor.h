@@ -59,6 +59,11 @@ struct Node : std::enable_shared_from_this<Node> {
     // The gradient buffer, allocated and zero-filled on first use. Used by backward rules. For a
     // leaf while a GradientShard is installed on the calling thread: the shard's buffer.
     real* grad_data();
+    // Row `row` of the gradient, the node seen as [shape[0], numel / shape[0]]: for a backward
+    // that adds into a few rows of a large gradient (the embedding's scatter-add). The same
+    // memory as grad_data() + row · width, except for a leaf while a GradientShard is installed:
+    // the shard then keeps only the rows written. Valid until the next call for this node.
+    real* grad_row_data(int64_t row);
 };
 
 class Tensor {
@@ -158,26 +163,27 @@ class GradientShard {
 
     // The shard installed on the calling thread, or nullptr.
     static GradientShard* installed();
-    // The shard's buffer for `leaf`, allocated and zero-filled on first use.
+    // The shard's whole gradient of `leaf`, allocated and zero-filled on first use.
     real* buffer(Node& leaf);
-    // .grad += shard buffer for every leaf this shard holds a gradient for (allocating .grad if
-    // needed); the buffers are zeroed for the next step.
-    void reduce_into_leaves() { reduce_into_leaves({this}, 0, 1); }
+    // Row `row` of the shard's gradient of `leaf` (Node::grad_row_data): zero-filled on first
+    // use, and only the rows written are held, unless the whole gradient was asked for too.
+    real* row_buffer(Node& leaf, int64_t row);
+    // .grad += shard for every leaf this shard holds a gradient for (allocating .grad if
+    // needed); the shard is cleared for the next step.
+    void reduce_into_leaves() { reduce_into_leaves({this}, 1); }
     // The same for several shards, added in the order given (so the result does not depend on
-    // thread timing), and with parts > 1 only for the leaves of part `part`: the leaves of all
-    // the shards, in order of first appearance, cut into `parts` runs of about equal size.
-    // `parts` threads can then reduce the shards together, each its own part: a leaf belongs to
-    // one part for every shard, so no two threads ever add into the same .grad.
-    static void reduce_into_leaves(const std::vector<GradientShard*>& shards, size_t part,
-                                   size_t parts);
+    // thread timing), on `threads` threads (parallel_run): the leaves are cut into parts of about
+    // equal work, each element of a .grad in one part for every shard, so no two threads ever
+    // add into the same place.
+    static void reduce_into_leaves(const std::vector<GradientShard*>& shards, int threads);
     bool empty() const;
-    // Memory the shard's buffers hold now. A large leaf's buffer holds only the pages that were
-    // written since the last reduce (see tensor.cpp): for an embedding table, about the rows of
-    // the tokens seen, not the whole table.
+    // Memory the shard's buffers hold: whole gradients, plus the rows of the leaves held by row
+    // (for an embedding table, about the rows of the tokens a step saw, not the whole table).
     int64_t resident_bytes() const;
 
   private:
     struct Entry;
+    Entry& entry(Node& leaf);
     std::vector<Entry> entries_;
 };
 

@@ -74,10 +74,7 @@ LossOutput DataParallel::forward_backward(const Seq2Seq& model, const Batch& bat
     // Σ_k shard k into .grad: every thread adds its own part of the leaves, from every shard.
     std::vector<GradientShard*> buffers;
     for (auto& shard : shards_->buffers) buffers.push_back(shard.get());
-    const int reducers = threads_;
-    parallel_run(reducers, [&](int k) {
-        GradientShard::reduce_into_leaves(buffers, size_t(k), size_t(reducers));
-    });
+    GradientShard::reduce_into_leaves(buffers, threads_);
 
     LossOutput total;
     double loss = 0;

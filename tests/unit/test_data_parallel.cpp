@@ -160,7 +160,7 @@ TEST_CASE("gradient shards: two threads accumulate into one leaf without a race"
     CHECK(shard_a.empty());
     const std::vector<real> g = w.grad().to_vector();
     for (real x : g) CHECK(x == doctest::Approx(150.0));
-    // in parts: two leaves, reduced part by part, give the same sums
+    // on two threads: two leaves, each element in one part, give the same sums
     Tensor v = Tensor::full({10}, 1, true);
     Tensor w2 = Tensor::full({30}, 1, true);
     GradientShard shard_c;
@@ -168,9 +168,8 @@ TEST_CASE("gradient shards: two threads accumulate into one leaf without a race"
         GradientShard::Scope scope(shard_c);
         (sum(v) + sum(mul(w2, real(3)))).backward();
     }
-    GradientShard::reduce_into_leaves({&shard_c}, 1, 2);
     CHECK(!shard_c.empty());
-    GradientShard::reduce_into_leaves({&shard_c}, 0, 2);
+    GradientShard::reduce_into_leaves({&shard_c}, 2);
     CHECK(shard_c.empty());
     CHECK(v.grad().to_vector()[9] == doctest::Approx(1.0));
     CHECK(w2.grad().to_vector()[29] == doctest::Approx(3.0));
@@ -179,31 +178,41 @@ TEST_CASE("gradient shards: two threads accumulate into one leaf without a race"
     CHECK(w.grad().to_vector()[0] == doctest::Approx(150.0));
 }
 
-TEST_CASE("gradient shards: a leaf is in one part of the reduce for every shard") {
-    // Two shards that met the same two leaves in opposite orders. Reduced in two parts (two
-    // threads, one part each, in DataParallel), a leaf must belong to the same part in both
-    // shards, or two threads would add into its .grad at once.
-    Tensor a = Tensor::full({100}, 1, true), b = Tensor::full({100}, 1, true);
-    GradientShard x, y;
-    {
-        GradientShard::Scope scope(x);
-        sum(mul(a, real(2))).backward();  // a first
-        sum(mul(b, real(3))).backward();
+TEST_CASE("gradient shards: a reduce on several threads adds every element of every shard once") {
+    // Two shards that met the leaves in opposite orders; `table` is written densely by one
+    // shard and by rows (an embedding) in the other, and `big` carries most of the work, so
+    // the cut into parts falls inside it (between rows). Whatever the cut, each element must
+    // receive each shard's value exactly once: a row given to two parts would be added twice,
+    // one given to none would be missing.
+    Tensor a = Tensor::full({100}, 1, true), big = Tensor::full({50, 7}, 1, true);
+    Tensor table = Tensor::full({40, 3}, 1, true);
+    for (int threads : {2, 3, 5}) {
+        GradientShard x, y;
+        {
+            GradientShard::Scope scope(x);
+            sum(mul(a, real(2))).backward();  // a first
+            sum(mul(big, real(3))).backward();
+            sum(mul(table, real(0.5))).backward();
+        }
+        {
+            GradientShard::Scope scope(y);
+            sum(mul(big, real(5))).backward();  // big first
+            sum(embedding(table, {3, 39, 3, 0}, {4}, -1)).backward();
+            sum(mul(a, real(7))).backward();
+        }
+        a.zero_grad();
+        big.zero_grad();
+        table.zero_grad();
+        GradientShard::reduce_into_leaves({&x, &y}, threads);
+        CHECK(x.empty());
+        CHECK(y.empty());
+        for (real g : a.grad().to_vector()) CHECK(g == 9.0);
+        for (real g : big.grad().to_vector()) CHECK(g == 8.0);
+        const std::vector<real> t = table.grad().to_vector();
+        for (int64_t r = 0; r < 40; ++r)
+            for (int64_t j = 0; j < 3; ++j)
+                CHECK(t[size_t(r * 3 + j)] == 0.5 + (r == 3 ? 2 : r == 39 || r == 0 ? 1 : 0));
     }
-    {
-        GradientShard::Scope scope(y);
-        sum(mul(b, real(5))).backward();  // b first
-        sum(mul(a, real(7))).backward();
-    }
-    GradientShard::reduce_into_leaves({&x, &y}, 0, 2);
-    CHECK(a.has_grad() != b.has_grad());  // one leaf, with both shards' parts
-    const Tensor& first = a.has_grad() ? a : b;
-    CHECK(first.grad().to_vector()[99] == (a.has_grad() ? 9.0 : 8.0));
-    GradientShard::reduce_into_leaves({&x, &y}, 1, 2);
-    CHECK(a.grad().to_vector()[0] == 9.0);
-    CHECK(b.grad().to_vector()[0] == 8.0);
-    CHECK(x.empty());
-    CHECK(y.empty());
 }
 
 TEST_CASE("data parallel: errors name the problem") {
