@@ -59,6 +59,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"  // 32-byte vectors in inline functions: no ABI at stake
@@ -336,17 +337,71 @@ void pack_strided(const T* W, int64_t outputs, int64_t depth, int64_t output_str
     }
 }
 
-// For x Wᵀ: W [N, K] as N outputs of depth K.
+// columns[k][i] = rows[i][k] for an 8 x 8 block of floats, in registers: the classic three
+// rounds of two-input shuffles (unpack pairs, then pairs of pairs, then 128-bit halves).
+inline void transpose_8x8(const Vec<float>::type rows[8], Vec<float>::type columns[8]) {
+    using V = Vec<float>::type;
+    using I = int32_t __attribute__((vector_size(32)));
+    const I unpack_lo{0, 8, 1, 9, 4, 12, 5, 13}, unpack_hi{2, 10, 3, 11, 6, 14, 7, 15};
+    const I pairs_lo{0, 1, 8, 9, 4, 5, 12, 13}, pairs_hi{2, 3, 10, 11, 6, 7, 14, 15};
+    const I halves_lo{0, 1, 2, 3, 8, 9, 10, 11}, halves_hi{4, 5, 6, 7, 12, 13, 14, 15};
+    V t[8], q[8];
+    for (int i = 0; i < 8; i += 2) {  // t[i] = (r_i k, r_i+1 k) for k = 0,1 | 4,5; t[i+1]: 2,3 | 6,7
+        t[i] = __builtin_shuffle(rows[i], rows[i + 1], unpack_lo);
+        t[i + 1] = __builtin_shuffle(rows[i], rows[i + 1], unpack_hi);
+    }
+    for (int i = 0; i < 8; i += 4) {  // q[i + c]: rows i..i+3 of column c | of column c + 4
+        q[i] = __builtin_shuffle(t[i], t[i + 2], pairs_lo);
+        q[i + 1] = __builtin_shuffle(t[i], t[i + 2], pairs_hi);
+        q[i + 2] = __builtin_shuffle(t[i + 1], t[i + 3], pairs_lo);
+        q[i + 3] = __builtin_shuffle(t[i + 1], t[i + 3], pairs_hi);
+    }
+    for (int c = 0; c < 4; ++c) {
+        columns[c] = __builtin_shuffle(q[c], q[c + 4], halves_lo);
+        columns[c + 4] = __builtin_shuffle(q[c], q[c + 4], halves_hi);
+    }
+}
+
+// For x Wᵀ: W [N, K] as N outputs of depth K. Element (d, j) of a panel is W[p·PW + j, d]: a
+// transpose. The generic loop reads one element per row per d (~2.3 cycles per element); for
+// float, full panels go by 8 x 8 blocks transposed in registers (~4x faster). Same values.
 template <class T>
 void pack_panels(const T* W, int64_t N, int64_t K, T* panels) {
-    pack_strided(W, N, K, K, 1, panels);
+    constexpr int64_t PW = panel_width<T>();
+    int64_t full = 0;  // panels done by blocks
+    if constexpr (std::is_same_v<T, float>) {
+        using V = Vec<float>::type;
+        full = N / PW;
+        const int64_t K8 = K / 8 * 8;
+        for (int64_t p = 0; p < full; ++p) {
+            const float* w = W + p * PW * K;  // the panel's PW rows
+            float* panel = panels + p * K * PW;
+            for (int64_t d = 0; d < K8; d += 8)
+                for (int64_t h = 0; h < PW; h += 8) {  // 8 rows of the panel
+                    V rows[8], columns[8];
+                    for (int i = 0; i < 8; ++i) rows[i] = load(w + (h + i) * K + d);
+                    transpose_8x8(rows, columns);
+                    for (int c = 0; c < 8; ++c)
+                        std::memcpy(panel + (d + c) * PW + h, &columns[c], sizeof(V));
+                }
+            for (int64_t d = K8; d < K; ++d)
+                for (int64_t j = 0; j < PW; ++j) panel[d * PW + j] = w[j * K + d];
+        }
+    }
+    pack_strided(W + full * PW * K, N - full * PW, K, K, 1, panels + full * PW * K);
 }
 
 // For products by W itself (dX = dY W, the backward of x Wᵀ): W [N, K] read as the transposed
-// weight Wᵀ [K, N], K outputs of depth N, i.e. panel q, element (n, j) = W[n, q·PW + j].
+// weight Wᵀ [K, N], K outputs of depth N, i.e. panel q, element (n, j) = W[n, q·PW + j]: PW
+// contiguous elements, copied row by row of W (full panels; the last one, padded, generically).
 template <class T>
 void pack_panels_of_transpose(const T* W, int64_t N, int64_t K, T* panels) {
-    pack_strided(W, K, N, 1, K, panels);
+    constexpr int64_t PW = panel_width<T>();
+    const int64_t full = K / PW;
+    for (int64_t n = 0; n < N; ++n)
+        for (int64_t q = 0; q < full; ++q)
+            std::memcpy(panels + (q * N + n) * PW, W + n * K + q * PW, sizeof(T) * PW);
+    pack_strided(W + full * PW, K - full * PW, N, 1, K, panels + full * PW * N);
 }
 
 // C[0:MR, 0:nc] = A[0:MR, :] · panelᵀ + beta C   (nc <= PW columns of C are written)

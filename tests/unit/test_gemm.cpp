@@ -241,3 +241,23 @@ TEST_CASE("gemm_nt_packed: A Wᵀ and A W on packed panels match the naive produ
     check_packed_kernel<float>();
     check_packed_kernel<double>();
 }
+
+TEST_CASE("pack_panels: the block transposes give the generic packer's panels") {
+    // pack_panels (8 x 8 register transposes for float) and pack_panels_of_transpose (row
+    // copies) against pack_strided's element-by-element loop, for tails of both dims.
+    namespace gk = seqgrad::gemm_kernels;
+    Values values{7};
+    for (int64_t N : {1, 15, 16, 17, 40, 48})
+        for (int64_t K : {1, 7, 8, 9, 33, 64}) {
+            const std::vector<float> W = values.fill<float>(size_t(N * K));
+            std::vector<float> fast(size_t(gk::packed_size<float>(N, K)), -1.0f), generic = fast;
+            gk::pack_panels<float>(W.data(), N, K, fast.data());
+            gk::pack_strided<float>(W.data(), N, K, K, 1, generic.data());
+            CHECK(fast == generic);
+            std::vector<float> fast_t(size_t(gk::packed_size<float>(K, N)), -1.0f),
+                generic_t = fast_t;
+            gk::pack_panels_of_transpose<float>(W.data(), N, K, fast_t.data());
+            gk::pack_strided<float>(W.data(), K, N, 1, K, generic_t.data());
+            CHECK(fast_t == generic_t);
+        }
+}
