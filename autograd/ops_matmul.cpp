@@ -194,7 +194,7 @@ Tensor shared_over_steps(const Tensor& weight) {
     record(view, "shared_over_steps", {weight}, [](Node& out) {
         real* dW = parent_grad(out, 0);
         if (out.grad.size() > 0)
-            for (int64_t i = 0; i < out.numel(); ++i) dW[i] += out.grad.data()[i];
+            for (int64_t i = 0, n = out.numel(); i < n; ++i) dW[i] += out.grad.data()[i];
         if (out.weight_grad_rows) out.weight_grad_rows->flush(dW);
     });
     view.node().weight_grad_rows = std::make_shared<WeightGradRows>();

@@ -20,7 +20,8 @@ Tensor dropout(const Tensor& x, real p, bool training, Rng& rng) {
             real* gx = parent_grad(out, 0);
             if (!gx) return;
             const real *g = out.grad.data(), *m = out.saved.data();
-            for (int64_t i = 0; i < out.numel(); ++i) gx[i] += g[i] * m[i];
+            const int64_t n = out.numel();
+            for (int64_t i = 0; i < n; ++i) gx[i] += g[i] * m[i];
         }))
         out.node().saved = std::move(scaled_mask);
     return out;

@@ -48,7 +48,7 @@ Tensor sum_dim_scaled(const char* op, const Tensor& x, int dim, bool keepdim, re
             for (int64_t i = 0; i < a.inner; ++i)
                 py[o * a.inner + i] += px[(o * a.n + k) * a.inner + i];
     if (scale != 1)
-        for (int64_t i = 0; i < out.numel(); ++i) py[i] *= scale;
+        for (int64_t i = 0, n = out.numel(); i < n; ++i) py[i] *= scale;
     record(out, op, {x}, [a, scale](Node& out) {
         real* gx = parent_grad(out, 0);
         if (!gx) return;

@@ -66,7 +66,8 @@ Tensor reshape(const Tensor& x, const Shape& requested) {
         real* gx = parent_grad(out, 0);
         if (!gx) return;
         const real* g = out.grad.data();
-        for (int64_t i = 0; i < out.numel(); ++i) gx[i] += g[i];
+        const int64_t n = out.numel();  // not re-evaluated per element: gx may alias g
+        for (int64_t i = 0; i < n; ++i) gx[i] += g[i];
     });
     return out;
 }
