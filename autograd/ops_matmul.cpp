@@ -147,7 +147,7 @@ struct WeightGradRows {
     Buffer dy;
     std::vector<Input> inputs;
     // The weight packed for gemm_nt_packed (autograd/gemm.h), made at the first thin product:
-    // for x Wᵀ (forward) and for dY W (backward).
+    // for x Wᵀ (forward; released when the backward packs) and for dY W (backward).
     Buffer panels, panels_of_transpose;
     int pack = -1;  // -1: no product yet; 0 or 1: whether they are made (packed_weight_for)
 
@@ -204,13 +204,17 @@ Tensor shared_over_steps(const Tensor& weight) {
 }
 
 // Whether to pack is decided at the view's first product: a recurrence whose steps start with at
-// most kPackedMaxRows rows (16 per thread on config (a) with 2 threads) packs, one that starts
-// wider does not (OpenBLAS's own packing is paid over more rows there), even once its finished
-// rows drop out. And only weights of up to 2 MB are packed: the packed copies (one per
-// direction) live as long as the view, forward and backward of one batch, on every thread.
-// Measured on (a) with 2 threads (train_throughput, alternated): 94.5 -> 90.7 ms/step, +12 MB.
+// most kPackedMaxRows rows (32: config (a) with 1 thread, and (a) and (b) with 2) packs, one that
+// starts wider does not (OpenBLAS's own packing is paid over more rows there), even once its
+// finished rows drop out. And only weights of up to 2 MB are packed. The forward copy (for x Wᵀ)
+// lives until the first product of the backward (dY W) packs the other: one at a time, so the
+// second takes the first's buffer back from the pool.
+// Measured (train_throughput, alternated), limit 16 -> 32 rows: (a) 1 thread 166 -> 161.5 ms,
+// (b) 2 threads 169-182 -> 161-165 ms; (c) with 2 threads (32 rows per thread: only its
+// attention query weight, 1 MB, qualifies) unchanged within noise. The first rule, at 16 rows:
+// (a) with 2 threads 94.5 -> 90.7 ms/step.
 // SEQGRAD_NO_PACKED=1 in the environment turns packing off (to measure what it gains).
-constexpr int64_t kPackedMaxRows = 16;
+constexpr int64_t kPackedMaxRows = 32;
 constexpr int64_t kPackedMaxBytes = int64_t(2) << 20;
 
 const real* packed_weight_for(Node& weight, int64_t rows, bool transpose) {
@@ -223,6 +227,7 @@ const real* packed_weight_for(Node& weight, int64_t rows, bool transpose) {
     if (!held->pack || rows > 2 * kPackedMaxRows) return nullptr;
     if (transpose) {
         if (held->panels_of_transpose.size() == 0) {
+            held->panels = Buffer();  // the forward is over: its copy goes back to the pool
             held->panels_of_transpose = Buffer(size_t(packed_weight_size(held->K, held->N)));
             pack_weight_panels_of_transpose(weight.data, held->N, held->K,
                                             held->panels_of_transpose.data());
