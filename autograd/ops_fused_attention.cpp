@@ -20,28 +20,6 @@ namespace {
 
 using namespace simd;
 
-// tanh on 8 lanes: x · P(x²) / Q(x²) with x clamped to ±7.90531 (beyond it tanh rounds to ±1
-// in float): the rational approximation of Eigen's fast float tanh, absolute error < 3e-7 and
-// relative accuracy near 0 (it needs no exp, hence no cancellation in 1 − 2/(e^2x + 1)).
-inline f32x8 tanh8(f32x8 x) {
-    const f32x8 bound = splat(7.90531110763549805f);
-    x = x > bound ? bound : x;
-    x = x < -bound ? -bound : x;
-    const f32x8 x2 = x * x;
-    f32x8 p = splat(-2.76076847742355e-16f);
-    p = p * x2 + 2.00018790482477e-13f;
-    p = p * x2 - 8.60467152213735e-11f;
-    p = p * x2 + 5.12229709037114e-08f;
-    p = p * x2 + 1.48572235717979e-05f;
-    p = p * x2 + 6.37261928875436e-04f;
-    p = p * x2 + 4.89352455891786e-03f;
-    f32x8 q = splat(1.19825839466702e-06f);
-    q = q * x2 + 1.18534705686654e-04f;
-    q = q * x2 + 2.26843463243900e-03f;
-    q = q * x2 + 4.89352518554385e-03f;
-    return x * p / q;
-}
-
 // t_a = tanh(q_a + k_a) (stored when t is not null), returns Σ_a v_a t_a
 template <class T>
 T tanh_row_dot(const T* q, const T* k, const T* v, T* t, int64_t A) {

@@ -22,7 +22,7 @@ namespace seqgrad {
 // vectorised without -ffast-math. In float (training), they run 8 lanes at a time with GCC/Clang
 // vector extensions (autograd/simd.h, whose exp8 is Cephes' expf, relative error < 3e-7):
 //   σ(x) = 1 / (1 + e^−x)
-//   tanh(x) = x + x³ P(x²) for |x| < 0.625 (Cephes tanhf), else sign(x) (1 − 2 / (e^2|x| + 1))
+//   tanh(x) by simd::tanh8, the rational approximation the attention scores use too
 // In double (gradient checks), std::exp and std::tanh, exactly as the sigmoid and tanh ops.
 namespace {
 
@@ -30,20 +30,6 @@ using namespace simd;
 
 inline f32x8 sigmoid_f32x8(f32x8 x) {
     return 1.0f / (1.0f + exp8(-x));
-}
-
-inline f32x8 tanh_f32x8(f32x8 x) {
-    const f32x8 x2 = x * x;
-    f32x8 p = splat(-5.70498872745e-3f);
-    p = p * x2 + 2.06390887954e-2f;
-    p = p * x2 - 5.37397155531e-2f;
-    p = p * x2 + 1.33314422036e-1f;
-    p = p * x2 - 3.33332819422e-1f;
-    const f32x8 small = p * x2 * x + x;
-    const f32x8 abs_x = x < splat(0.0f) ? -x : x;
-    const f32x8 large_abs = 1.0f - 2.0f / (exp8(2.0f * abs_x) + 1.0f);
-    const f32x8 large = x < splat(0.0f) ? -large_abs : large_abs;
-    return abs_x < splat(0.625f) ? small : large;
 }
 
 // Applies f to v[0..n) 8 at a time; the last n % 8 values go through a zero-padded block.
@@ -70,7 +56,7 @@ void sigmoid_inplace(float* v, int64_t n) {
     apply_f32x8(v, n, sigmoid_f32x8);
 }
 void tanh_inplace(float* v, int64_t n) {
-    apply_f32x8(v, n, tanh_f32x8);
+    apply_f32x8(v, n, tanh8);
 }
 // σ(v) written exactly as the sigmoid op writes it, so that fused and composed agree.
 void sigmoid_inplace(double* v, int64_t n) {

@@ -141,8 +141,8 @@ class NoGradGuard {
 // While a shard is installed on a thread (GradientShard::Scope), every gradient that ops on that
 // thread accumulate into a leaf goes into the shard's own zero-initialised buffer for that leaf
 // instead of the leaf's .grad, so that several threads can run forward and backward over the
-// same parameters at once without a lock; reduce_into_leaves then adds the shard into the
-// leaves' .grad (on one thread). Non-leaf gradients are per graph, hence per thread, anyway.
+// same parameters at once without a lock; reduce_into_leaves then adds the shards into the
+// leaves' .grad. Non-leaf gradients are per graph, hence per thread, anyway.
 class GradientShard {
   public:
     GradientShard();
