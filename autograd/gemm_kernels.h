@@ -346,7 +346,8 @@ inline void transpose_8x8(const Vec<float>::type rows[8], Vec<float>::type colum
     const I pairs_lo{0, 1, 8, 9, 4, 5, 12, 13}, pairs_hi{2, 3, 10, 11, 6, 7, 14, 15};
     const I halves_lo{0, 1, 2, 3, 8, 9, 10, 11}, halves_hi{4, 5, 6, 7, 12, 13, 14, 15};
     V t[8], q[8];
-    for (int i = 0; i < 8; i += 2) {  // t[i] = (r_i k, r_i+1 k) for k = 0,1 | 4,5; t[i+1]: 2,3 | 6,7
+    for (int i = 0; i < 8;
+         i += 2) {  // t[i] = (r_i k, r_i+1 k) for k = 0,1 | 4,5; t[i+1]: 2,3 | 6,7
         t[i] = __builtin_shuffle(rows[i], rows[i + 1], unpack_lo);
         t[i + 1] = __builtin_shuffle(rows[i], rows[i + 1], unpack_hi);
     }

@@ -130,14 +130,14 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
 // dY_tᵀ X_t into a [768, 512] dW at ~20 GFLOP/s, against ~35 GFLOP/s for one product of ~140
 // rows; a step's product is too thin to pay for reading and writing dW.
 
-// The rows handed over so far: dY [rows, N], copied (a step's gradient is freed right after its
-// backward), and X as references to the steps' inputs (X_t is the first rows of a node that the
-// backward pass keeps alive; the reference keeps it alive too), gathered only for the product.
-// Once about kFlushRows rows are held they are added into dW and the buffer starts again: that
-// bounds the memory held (config (c): ~1 MB per weight, not all of a sequence's rows) while each
-// product stays wide (OpenBLAS, [768, 512] += [K, 768]ᵀ [K, 512] on one core of the 2-core
-// machine: 20 GFLOP/s at K = 16, 30 at 64, 33 at 128, 36 at 192).
-struct WeightGradRows {
+// A shared_over_steps view's state. The rows handed over so far: dY [rows, N], copied (a step's
+// gradient is freed right after its backward), and X as references to the steps' inputs (X_t is the
+// first rows of a node that the backward pass keeps alive; the reference keeps it alive too),
+// gathered only for the product. Once about kFlushRows rows are held they are added into dW and the
+// buffer starts again: that bounds the memory held (config (c): ~1 MB per weight, not all of a
+// sequence's rows) while each product stays wide (OpenBLAS, [768, 512] += [K, 768]ᵀ [K, 512] on one
+// core of the 2-core machine: 20 GFLOP/s at K = 16, 30 at 64, 33 at 128, 36 at 192).
+struct SharedWeightState {
     static constexpr int64_t kFlushRows = 128;
     struct Input {
         NodePtr node;
@@ -195,11 +195,11 @@ Tensor shared_over_steps(const Tensor& weight) {
         real* dW = parent_grad(out, 0);
         if (out.grad.size() > 0)
             for (int64_t i = 0, n = out.numel(); i < n; ++i) dW[i] += out.grad.data()[i];
-        if (out.weight_grad_rows) out.weight_grad_rows->flush(dW);
+        if (out.shared_weight) out.shared_weight->flush(dW);
     });
-    view.node().weight_grad_rows = std::make_shared<WeightGradRows>();
-    view.node().weight_grad_rows->N = weight.size(0);
-    view.node().weight_grad_rows->K = weight.size(1);
+    view.node().shared_weight = std::make_shared<SharedWeightState>();
+    view.node().shared_weight->N = weight.size(0);
+    view.node().shared_weight->K = weight.size(1);
     return view;
 }
 
@@ -219,7 +219,7 @@ constexpr int64_t kPackedMaxBytes = int64_t(2) << 20;
 
 const real* packed_weight_for(Node& weight, int64_t rows, bool transpose) {
     static const bool off = std::getenv("SEQGRAD_NO_PACKED") != nullptr;
-    WeightGradRows* held = weight.weight_grad_rows.get();
+    SharedWeightState* held = weight.shared_weight.get();
     if (off || !held) return nullptr;
     if (held->pack < 0)  // the first product decides
         held->pack =
@@ -245,8 +245,8 @@ void accumulate_weight_grad(Node& out, size_t w, size_t x, const real* dY, int64
     Node& weight = out.parent(w);
     if (!weight.requires_grad || rows == 0) return;
     const int64_t N = weight.shape[0], K = weight.shape[1];
-    if (weight.weight_grad_rows)
-        weight.weight_grad_rows->append(dY, out.parents[x], rows, weight);
+    if (weight.shared_weight)
+        weight.shared_weight->append(dY, out.parents[x], rows, weight);
     else
         gemm(true, false, N, K, rows, 1, dY, out.parent(x).data, 1, weight.grad_data());
 }

@@ -213,7 +213,7 @@ void Tensor::backward(const Tensor& grad_output) {
     struct ReleaseHeldRows {
         std::vector<NodePtr>& order;
         ~ReleaseHeldRows() {
-            for (const NodePtr& node : order) node->weight_grad_rows.reset();
+            for (const NodePtr& node : order) node->shared_weight.reset();
         }
     } release_held_rows{order};
 
@@ -222,8 +222,7 @@ void Tensor::backward(const Tensor& grad_output) {
         Node* node = it->get();
         if (node->is_leaf) continue;
         // (a shared_over_steps view may hold only rows handed over by the steps, no .grad)
-        if (node->backward && (node->grad.size() > 0 || node->weight_grad_rows))
-            node->backward(*node);
+        if (node->backward && (node->grad.size() > 0 || node->shared_weight)) node->backward(*node);
         // Free the graph behind this node: its inputs, its rule, what the rule saved, and (unless
         // asked to keep it) its gradient. Its data stays valid.
         node->parents.clear();
@@ -231,7 +230,7 @@ void Tensor::backward(const Tensor& grad_output) {
         node->saved.release();
         node->saved_ints.clear();
         node->saved_ints.shrink_to_fit();
-        node->weight_grad_rows.reset();
+        node->shared_weight.reset();
         node->graph_freed = true;
         if (!node->retains_grad) node->grad.release();
     }

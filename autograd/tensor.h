@@ -29,7 +29,7 @@ struct Error : std::runtime_error {
 
 struct Node;
 using NodePtr = std::shared_ptr<Node>;
-struct WeightGradRows;  // autograd/ops_matmul.cpp
+struct SharedWeightState;  // autograd/ops_matmul.cpp
 // Pushes `out.grad` into the gradients of out's parents (accumulating, never overwriting).
 using BackwardFn = std::function<void(Node& out)>;
 
@@ -50,9 +50,10 @@ struct Node : std::enable_shared_from_this<Node> {
     // dropout mask, GRU gates...) and integers (indices, dims).
     Buffer saved;
     std::vector<int32_t> saved_ints;
-    // Only on a shared_over_steps view (autograd/ops.h): the rows of dW = dYᵀ X that the steps
-    // using it handed over, summed in one product by the view's own backward.
-    std::shared_ptr<WeightGradRows> weight_grad_rows;
+    // Only on a shared_over_steps view (autograd/ops.h): what the steps using it share, the
+    // rows of dW = dYᵀ X they handed over (summed in one product by the view's own backward)
+    // and the weight packed for their thin products.
+    std::shared_ptr<SharedWeightState> shared_weight;
 
     int64_t numel() const { return shape.numel(); }
     Node& parent(size_t i) { return *parents[i]; }
