@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "autograd/parallel.h"
 
@@ -60,13 +62,11 @@ struct AdamConstants {
 // the compiler vectorises (8 floats per AVX instruction); restrict: the four arrays never
 // overlap. √v̂ is √v · (1/√(1 − β2^t)), within a rounding of PyTorch's √v / √(1 − β2^t): one
 // division per element instead of two, which takes ~6% off this otherwise memory-bound loop.
-// Zero: the gradient is cleared as it is read (Optimizer::step_and_zero_grad).
-template <bool L2, bool Decoupled, bool Scaled, bool Zero>
-void adam_loop(const AdamConstants& c, int64_t n, real* __restrict grad, real* __restrict w,
+template <bool L2, bool Decoupled, bool Scaled>
+void adam_loop(const AdamConstants& c, int64_t n, const real* __restrict grad, real* __restrict w,
                real* __restrict m, real* __restrict v) {
     for (int64_t i = 0; i < n; ++i) {
         real g = Scaled ? grad[i] * c.grad_scale : grad[i];
-        if constexpr (Zero) grad[i] = 0;
         if constexpr (Decoupled) w[i] *= c.decay;
         if constexpr (L2) g += c.wd * w[i];
         const real m_new = m[i] + (g - m[i]) * c.one_minus_beta1;  // β1 m + (1−β1) g (lerp)
@@ -79,18 +79,23 @@ void adam_loop(const AdamConstants& c, int64_t n, real* __restrict grad, real* _
 
 // Without a scale (the usual unclipped step) g is used as it is: not even a multiplication by 1,
 // which would let the compiler fuse differently and change last bits.
+// zero: the gradient is cleared (Optimizer::step_and_zero_grad) block by block, each block right
+// after its update, while it is still in L1. Cleared inside the loop, GCC split the loop into the
+// update and a memset of the whole range, which read every gradient from memory a second time:
+// 4.9 M parameters (config (a)) on one core took 11.9 ms that way, 9.7 ms by blocks.
 template <bool L2, bool Decoupled>
 void adam_update(const AdamConstants& c, bool zero, int64_t n, real* grad, real* w, real* m,
                  real* v) {
+    constexpr int64_t kBlock = 1024;
     const bool scaled = c.grad_scale != real(1);
-    if (scaled && zero)
-        adam_loop<L2, Decoupled, true, true>(c, n, grad, w, m, v);
-    else if (scaled)
-        adam_loop<L2, Decoupled, true, false>(c, n, grad, w, m, v);
-    else if (zero)
-        adam_loop<L2, Decoupled, false, true>(c, n, grad, w, m, v);
-    else
-        adam_loop<L2, Decoupled, false, false>(c, n, grad, w, m, v);
+    for (int64_t b = 0; b < n; b += kBlock) {
+        const int64_t len = std::min(kBlock, n - b);
+        if (scaled)
+            adam_loop<L2, Decoupled, true>(c, len, grad + b, w + b, m + b, v + b);
+        else
+            adam_loop<L2, Decoupled, false>(c, len, grad + b, w + b, m + b, v + b);
+        if (zero) std::memset(grad + b, 0, sizeof(real) * size_t(len));
+    }
 }
 
 }  // namespace
