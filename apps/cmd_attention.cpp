@@ -7,6 +7,7 @@
 #include "apps/attention_report.h"
 #include "apps/commands.h"
 #include "apps/plot.h"
+#include "apps/run_args.h"
 #include "autograd/tensor.h"
 #include "data/utf8.h"
 #include "models/run.h"
@@ -56,11 +57,7 @@ int cmd_attention(const Argv& argv) {
     const std::string sentence = fmt::format("{}", fmt::join(words, " "));
     if (size_t at = find_invalid_utf8(sentence); at != std::string::npos)
         throw Error(fmt::format("the sentence is not valid UTF-8 (byte {})", at + 1));
-    const std::string which = args.get("checkpoint", "best");
-    if (which != "best" && which != "last")
-        throw Error(fmt::format("--checkpoint: expected best or last, got \"{}\"", which));
-
-    LoadedRun run = load_run(run_dir, which);
+    LoadedRun run = load_run_from_args(args, run_dir);
     const std::string kind = run.config.model.attention;
     if (kind == "none")
         throw Error(fmt::format(
@@ -69,10 +66,7 @@ int cmd_attention(const Argv& argv) {
             "translate` works with it.",
             run_dir));
 
-    DecodeOptions options = decode_options_from(run.config.decode);
-    options.beam_size = args.get_int("beam", options.beam_size);
-    if (options.beam_size < 1)
-        throw Error(fmt::format("--beam: expected K >= 1, got {}", options.beam_size));
+    DecodeOptions options = decode_options_from_args(args, run);
     options.nbest = 1;
     options.keep_attention = true;
 

@@ -11,6 +11,7 @@
 #include "apps/args.h"
 #include "apps/commands.h"
 #include "apps/plot.h"
+#include "apps/run_args.h"
 #include "autograd/tensor.h"
 #include "data/accuracy.h"
 #include "data/bleu.h"
@@ -102,17 +103,12 @@ int cmd_eval(const Argv& argv) {
         return 2;
     }
     const std::string run_dir = args.positional()[0];
-    const std::string which = args.get("checkpoint", "best");
-    if (which != "best" && which != "last")
-        throw Error(fmt::format("--checkpoint: expected best or last, got \"{}\"", which));
     const int limit = args.get_int("limit", 0);
     if (limit < 0) throw Error(fmt::format("--limit: expected N >= 0, got {}", limit));
 
-    LoadedRun run = load_run(run_dir, which);
-    DecodeOptions options = decode_options_from(run.config.decode);
-    options.beam_size = args.get_int("beam", options.beam_size);
-    if (options.beam_size < 1)
-        throw Error(fmt::format("--beam: expected K >= 1, got {}", options.beam_size));
+    LoadedRun run = load_run_from_args(args, run_dir);
+    const std::string which = args.get("checkpoint", "best");
+    DecodeOptions options = decode_options_from_args(args, run);
     options.alpha = args.get_double("alpha", options.alpha);
     options.nbest = 1;
     options.keep_attention = false;

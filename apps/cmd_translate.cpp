@@ -10,6 +10,7 @@
 
 #include "apps/args.h"
 #include "apps/commands.h"
+#include "apps/run_args.h"
 #include "autograd/tensor.h"
 #include "data/utf8.h"
 #include "models/run.h"
@@ -89,17 +90,11 @@ int cmd_translate(const Argv& argv) {
         fmt::print(stderr, "{}", kHelp);
         return 2;
     }
-    const std::string which = args.get("checkpoint", "best");
-    if (which != "best" && which != "last")
-        throw Error(fmt::format("--checkpoint: expected best or last, got \"{}\"", which));
-
-    LoadedRun run = load_run(args.positional()[0], which);
-    DecodeOptions options = decode_options_from(run.config.decode);
+    LoadedRun run = load_run_from_args(args, args.positional()[0]);
     const int nbest = args.get_int("nbest", 1);
     if (nbest < 1) throw Error(fmt::format("--nbest: expected N >= 1, got {}", nbest));
-    options.beam_size = args.get_int("beam", std::max(options.beam_size, nbest));
-    if (options.beam_size < 1)
-        throw Error(fmt::format("--beam: expected K >= 1, got {}", options.beam_size));
+    DecodeOptions options = decode_options_from_args(
+        args, run, std::max(decode_options_from(run.config.decode).beam_size, nbest));
     if (nbest > options.beam_size)
         throw Error(fmt::format("--nbest {} needs a beam at least as wide (--beam {})", nbest,
                                 options.beam_size));

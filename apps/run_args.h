@@ -1,0 +1,22 @@
+// The options shared by the commands that decode with a trained run (eval, translate,
+// attention): which checkpoint to load, and the beam.
+#pragma once
+
+#include <string>
+
+#include "apps/args.h"
+#include "models/run.h"
+#include "models/translator.h"
+
+namespace seqgrad {
+
+// The run in `run_dir` at the checkpoint --checkpoint names: best (the default; it falls back to
+// last when there is no best yet) or last. Throws seqgrad::Error on any other value.
+LoadedRun load_run_from_args(const Args& args, const std::string& run_dir);
+
+// The run's decoding options (config section "decode") with --beam K: K >= 1, by default
+// `default_beam`, or decode.beam_size when that is 0. Throws seqgrad::Error on K < 1.
+DecodeOptions decode_options_from_args(const Args& args, const LoadedRun& run,
+                                       int default_beam = 0);
+
+}  // namespace seqgrad
