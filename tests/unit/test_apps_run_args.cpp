@@ -1,0 +1,28 @@
+// The options eval, translate and attention share (apps/run_args.h).
+#include "apps/run_args.h"
+
+#include <doctest/doctest.h>
+
+using namespace seqgrad;
+
+TEST_CASE("run options: --checkpoint must be best or last, before any file is read") {
+    const Args args({"no/such/run", "--checkpoint", "first"}, {"checkpoint"}, {});
+    CHECK_THROWS_WITH_AS(load_run_from_args(args, "no/such/run"),
+                         doctest::Contains("--checkpoint: expected best or last, got \"first\""),
+                         Error);
+    // a valid choice gets as far as the missing run directory
+    const Args last({"no/such/run", "--checkpoint", "last"}, {"checkpoint"}, {});
+    CHECK_THROWS_WITH_AS(load_run_from_args(last, "no/such/run"), doctest::Contains("no/such/run"),
+                         Error);
+}
+
+TEST_CASE("run options: --beam overrides the command's default, which overrides the config") {
+    LoadedRun run;
+    run.config.decode.beam_size = 4;
+    const std::set<std::string> options{"beam"};
+    CHECK(decode_options_from_args(Args({"r"}, options, {}), run).beam_size == 4);
+    CHECK(decode_options_from_args(Args({"r"}, options, {}), run, 7).beam_size == 7);
+    CHECK(decode_options_from_args(Args({"r", "--beam", "2"}, options, {}), run, 7).beam_size == 2);
+    CHECK_THROWS_WITH_AS(decode_options_from_args(Args({"r", "--beam", "0"}, options, {}), run),
+                         doctest::Contains("--beam: expected K >= 1, got 0"), Error);
+}
