@@ -209,11 +209,13 @@ void Tensor::backward(const Tensor& grad_output) {
     for (int64_t i = 0; i < root.numel(); ++i) seed[i] += grad_output.data()[i];
 
     // A shared_over_steps view holds references to inputs of the steps that use it until its
-    // own backward: a cycle, should a backward rule throw before then.
+    // own backward: a cycle, should a backward rule throw before then. (Views only: a leaf, a
+    // parameter, may be read by other threads' graphs at the same time, and is not written.)
     struct ReleaseHeldRows {
         std::vector<NodePtr>& order;
         ~ReleaseHeldRows() {
-            for (const NodePtr& node : order) node->shared_weight.reset();
+            for (const NodePtr& node : order)
+                if (!node->is_leaf) node->shared_weight.reset();
         }
     } release_held_rows{order};
 
