@@ -204,17 +204,17 @@ Tensor shared_over_steps(const Tensor& weight) {
 }
 
 // Whether to pack is decided at the view's first product: a recurrence whose steps start with at
-// most kPackedMaxRows rows (32: config (a) with 1 thread, and (a) and (b) with 2) packs, one that
-// starts wider does not (OpenBLAS's own packing is paid over more rows there), even once its
-// finished rows drop out. And only weights of up to 2 MB are packed. The forward copy (for x Wᵀ)
-// lives until the first product of the backward (dY W) packs the other: one at a time, so the
-// second takes the first's buffer back from the pool.
-// Measured (train_throughput, alternated), limit 16 -> 32 rows: (a) 1 thread 166 -> 161.5 ms,
-// (b) 2 threads 169-182 -> 161-165 ms; (c) with 2 threads (32 rows per thread: only its
-// attention query weight, 1 MB, qualifies) unchanged within noise. The first rule, at 16 rows:
-// (a) with 2 threads 94.5 -> 90.7 ms/step.
+// most kPackedMaxRows rows (16 per thread on config (a) with 2 threads) packs, one that starts
+// wider does not (OpenBLAS's own packing is paid over more rows there), even once its finished
+// rows drop out. And only weights of up to 2 MB are packed. The forward copy (for x Wᵀ) lives
+// until the first product of the backward (dY W) packs the other: one at a time, so the second
+// takes the first's buffer back from the pool ((a) with 2 threads: 133.3 -> 129.0 MB).
+// Measured on (a) with 2 threads (train_throughput, alternated): 94.5 -> 90.7 ms/step.
+// A limit of 32 rows also sped up (a) with 1 thread (166 -> 161.5 ms) and (b) with 2 (~4%), but
+// packed config (c)'s attention query weight with 2 threads for no measurable gain and put its
+// peak RSS at 49.85% of PyTorch's (bench/compare.sh, session 5): the 50% target comes first.
 // SEQGRAD_NO_PACKED=1 in the environment turns packing off (to measure what it gains).
-constexpr int64_t kPackedMaxRows = 32;
+constexpr int64_t kPackedMaxRows = 16;
 constexpr int64_t kPackedMaxBytes = int64_t(2) << 20;
 
 const real* packed_weight_for(Node& weight, int64_t rows, bool transpose) {
