@@ -5,9 +5,12 @@
 // What counts as a pointer, in the prose and tables of a Markdown page (fenced code blocks are
 // commands and output, not pointers, and are skipped):
 //   - a code span that is a repository path: `autograd/tensor.h`, `bench/`, `CMakeLists.txt`
-//     (its first folder exists at the root of the repository; a trailing :LINE must be a line of it);
-//   - a relative Markdown link target: [gradient flow](gradient-flow.md), resolved against the page;
-//   - a code span that is a C++ name — `Seq2Seq::forward_loss`, `gru_cell_step`, `StepModel` — which
+//     (its first folder exists at the root of the repository; a trailing :LINE must be a line of
+//     it);
+//   - a relative Markdown link target: [gradient flow](gradient-flow.md), resolved against the
+//   page;
+//   - a code span that is a C++ name — `Seq2Seq::forward_loss`, `gru_cell_step`, `StepModel` —
+//   which
 //     must occur somewhere in the code; and in the file when the page gives it with a path:
 //     "`name` (`path`)", "`name` (`path` / `other/path`)", "`name` in `path`" or "`path`'s `name`";
 //   - a test executable, `unit_test_gemm`: built from tests/unit/test_gemm.cpp;
@@ -45,10 +48,10 @@ class CodeIndex {
   public:
     explicit CodeIndex(std::filesystem::path root) : root_(std::move(root)) {
         namespace fs = std::filesystem;
-        static const std::set<std::string> folders = {"autograd", "layers", "optim", "models",
-                                                      "data",     "apps",   "tests", "bench",
+        static const std::set<std::string> folders = {"autograd", "layers", "optim",   "models",
+                                                      "data",     "apps",   "tests",   "bench",
                                                       "scripts",  "cmake",  "examples"};
-        static const std::set<std::string> extensions = {".h",  ".cpp", ".py", ".sh",  ".cmake",
+        static const std::set<std::string> extensions = {".h",  ".cpp", ".py",  ".sh",   ".cmake",
                                                          ".in", ".js",  ".css", ".html", ".txt"};
         for (const auto& folder : folders) {
             if (!fs::is_directory(root_ / folder)) continue;
@@ -134,7 +137,8 @@ inline bool is_repo_path(const std::string& s, const std::filesystem::path& root
 }
 
 inline bool is_cpp_name(const std::string& s) {
-    static const std::regex name_re(R"(^~?[A-Za-z_][A-Za-z0-9_]*(::~?[A-Za-z_][A-Za-z0-9_]*)*(\(\))?$)");
+    static const std::regex name_re(
+        R"(^~?[A-Za-z_][A-Za-z0-9_]*(::~?[A-Za-z_][A-Za-z0-9_]*)*(\(\))?$)");
     return std::regex_match(s, name_re);
 }
 

@@ -87,8 +87,8 @@ TEST_CASE("README.md and every page of docs/ point only at code that exists") {
             pages.push_back("docs/" + entry.path().filename().string());
     CHECK(pages.size() >= 3);
     for (const auto& page : pages) {
-        const auto problems = check_doc_pointers(
-            page, seqgrad::testing::read_text_file(root / page), code_index());
+        const auto problems =
+            check_doc_pointers(page, seqgrad::testing::read_text_file(root / page), code_index());
         INFO(describe(problems));
         CHECK_MESSAGE(problems.empty(), page);
     }
