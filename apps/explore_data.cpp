@@ -1,0 +1,351 @@
+#include "apps/explore_data.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+
+#include "apps/attention_report.h"
+#include "autograd/tensor.h"
+#include "data/accuracy.h"
+#include "data/bleu.h"
+#include "data/chrf.h"
+
+namespace seqgrad {
+namespace {
+
+using nlohmann::json;
+
+// Numbers in the file are rounded: 4 decimals are more than a reader can see, and they keep
+// 100 sentences at beam 5 to a few MB. Non-finite values (a -inf log-prob) become null.
+double round_to(double x, double scale) { return std::round(x * scale) / scale; }
+json number(double x, double scale = 1e4) {
+    if (!std::isfinite(x)) return nullptr;
+    return round_to(x, scale);
+}
+
+// Rounds every floating-point number inside `j` (the trace's columns) in place.
+void round_numbers(json& j) {
+    if (j.is_number_float()) {
+        j = number(j.get<double>());
+    } else if (j.is_structured()) {
+        for (json& child : j) round_numbers(child);
+    }
+}
+
+// Decodes `sources` in chunks, so that a progress line can follow.
+std::vector<Translation> decode_with_progress(const LoadedRun& run,
+                                              const std::vector<std::string>& sources,
+                                              const DecodeOptions& options,
+                                              const TranslateExtras& extras, bool progress,
+                                              const char* what) {
+    constexpr size_t kChunk = 32;
+    std::vector<Translation> out;
+    for (size_t start = 0; start < sources.size(); start += kChunk) {
+        const size_t end = std::min(sources.size(), start + kChunk);
+        std::vector<std::string> chunk(sources.begin() + std::ptrdiff_t(start),
+                                       sources.begin() + std::ptrdiff_t(end));
+        TranslateExtras part;
+        part.trace = extras.trace;
+        if (!extras.forced_prefixes.empty())
+            part.forced_prefixes.assign(extras.forced_prefixes.begin() + std::ptrdiff_t(start),
+                                        extras.forced_prefixes.begin() + std::ptrdiff_t(end));
+        for (Translation& t : translate(*run.model, run.task, chunk, options, part))
+            out.push_back(std::move(t));
+        if (progress) fmt::print(stderr, "\r{}: {}/{} sentences", what, end, sources.size());
+    }
+    if (progress && !sources.empty()) fmt::print(stderr, "\n");
+    return out;
+}
+
+// One hypothesis: tokens (ids), text, scores, attention and its diagnosis in words.
+json hypothesis_json(const LoadedRun& run, const Hypothesis& h, const DecodeOptions& options,
+                     const std::vector<std::string>& source_labels) {
+    json j;
+    j["tokens"] = h.tokens;
+    j["text"] = run.task.decode_target(h.tokens);
+    j["log_prob"] = number(h.log_prob);
+    j["length_penalty"] = number(length_penalty(int64_t(h.tokens.size()), options));
+    j["score"] = number(h.score);
+    j["coverage"] = number(h.score - h.log_prob / length_penalty(int64_t(h.tokens.size()), options));
+    j["finished"] = h.finished;
+    json attention = json::array();
+    std::vector<std::vector<double>> weights;
+    for (const std::vector<float>& row : h.attention) {
+        json r = json::array();
+        for (float w : row) r.push_back(round_to(w, 1e3));
+        attention.push_back(r);
+        weights.emplace_back(row.begin(), row.end());
+    }
+    j["attention"] = attention;
+    if (!weights.empty() && weights.size() == h.tokens.size() &&
+        weights[0].size() == source_labels.size()) {
+        std::vector<std::string> output_labels;
+        for (int32_t id : h.tokens) output_labels.push_back(run.task.target_vocab.token(id));
+        const AttentionDiagnosis d = diagnose_attention(weights);
+        json entropy = json::array();
+        for (const AttentionStep& s : d.steps) entropy.push_back(round_to(s.normalized_entropy, 1e3));
+        j["entropy"] = entropy;
+        j["flags"] = {{"dispersed", number(d.dispersed_share, 1e3)},
+                      {"on_last", number(d.last_column_share, 1e3)},
+                      {"forward", number(d.forward_share, 1e3)},
+                      {"monotonic", d.roughly_monotonic}};
+        j["report"] = format_attention_report(d, source_labels, output_labels, run.task.is_dates());
+    }
+    return j;
+}
+
+// The source tokens as the model saw them: unknown ones marked, spaces made visible.
+std::vector<std::string> source_labels(const LoadedRun& run, const Translation& t) {
+    std::vector<std::string> labels;
+    for (size_t s = 0; s < t.source_tokens.size(); ++s) {
+        const std::string& token = t.source_tokens[s];
+        const bool is_eos = s + 1 == t.source_tokens.size();
+        labels.push_back(!is_eos && !run.task.source_vocab.contains(token)
+                             ? "<unk:" + token + ">"
+                             : token);
+    }
+    return labels;
+}
+
+// The first index where two token lists differ; -1 when they are equal.
+int first_difference(const std::vector<int32_t>& x, const std::vector<int32_t>& y) {
+    const size_t n = std::min(x.size(), y.size());
+    for (size_t i = 0; i < n; ++i)
+        if (x[i] != y[i]) return int(i);
+    return x.size() == y.size() ? -1 : int(n);
+}
+
+// A what-if question: sentence i, step t (1-based), forced prefix ending in the alternative.
+struct WhatIf {
+    size_t sentence;
+    int step;
+    int32_t token;
+    double token_log_prob;
+    std::vector<int32_t> prefix;
+};
+
+// The alternatives to the best hypothesis at each of its first `steps` steps: the most probable
+// other tokens its parent node recorded (masked ones excluded: the search could not take them).
+std::vector<WhatIf> what_if_questions(size_t sentence, const BeamTrace& trace, int steps,
+                                      int alternatives) {
+    std::vector<WhatIf> out;
+    if (trace.nbest_nodes.empty() || trace.nbest_nodes[0] <= 0) return out;
+    std::vector<int32_t> path;  // root .. best
+    for (int32_t n = trace.nbest_nodes[0]; n >= 0; n = trace.nodes[size_t(n)].parent)
+        path.push_back(n);
+    std::reverse(path.begin(), path.end());
+    for (int t = 1; t <= steps && t < int(path.size()); ++t) {
+        const int32_t parent = path[size_t(t - 1)], chosen = path[size_t(t)];
+        std::vector<int32_t> children;
+        for (size_t i = 0; i < trace.nodes.size(); ++i) {
+            const TraceNode& n = trace.nodes[i];
+            const bool searchable = n.status != NodeStatus::ngram_blocked &&
+                                    n.status != NodeStatus::unk_suppressed &&
+                                    n.status != NodeStatus::below_min_length &&
+                                    n.status != NodeStatus::not_forced;
+            if (n.parent == parent && int32_t(i) != chosen && searchable && std::isfinite(n.token_log_prob))
+                children.push_back(int32_t(i));
+        }
+        std::stable_sort(children.begin(), children.end(), [&](int32_t x, int32_t y) {
+            return trace.nodes[size_t(x)].token_log_prob > trace.nodes[size_t(y)].token_log_prob;
+        });
+        if (children.size() > size_t(alternatives)) children.resize(size_t(alternatives));
+        for (int32_t c : children)
+            out.push_back({sentence, t, trace.nodes[size_t(c)].token,
+                           trace.nodes[size_t(c)].token_log_prob, trace.prefix(c)});
+    }
+    return out;
+}
+
+// The trace in the file: the columns the page draws, numbers rounded.
+json trace_for_page(const BeamTrace& trace) {
+    json j = beam_trace_json(trace, {});
+    j.erase("predicted_tokens");
+    j["nodes"].erase("text");  // the page reads token texts from "target_tokens"
+    bool any_coverage = false;
+    for (const TraceNode& n : trace.nodes) any_coverage |= n.coverage != 0;
+    if (!any_coverage) j["nodes"].erase("coverage");
+    round_numbers(j);
+    return j;
+}
+
+}  // namespace
+
+json training_curves(const std::string& metrics_path) {
+    json train = json::array(), valid = json::array();
+    std::ifstream in(metrics_path);
+    std::string line;
+    for (size_t number_of_line = 1; std::getline(in, line); ++number_of_line) {
+        if (line.empty()) continue;
+        json j = json::parse(line, nullptr, false);
+        if (j.is_discarded() || !j.is_object())
+            throw Error(fmt::format("{}:{}: not a JSON object", metrics_path, number_of_line));
+        const std::string type = j.value("type", "");
+        if (type == "train") {
+            json row = {{"step", j.value("step", 0)},
+                        {"loss", number(j.value("loss", 0.0))},
+                        {"lr", j.value("lr", 0.0)},
+                        {"grad_norm", number(j.value("grad_norm", 0.0))},
+                        {"clipped", j.value("clipped", false)}};
+            if (j.contains("grad_norms") && j["grad_norms"].is_object()) {
+                json modules;
+                for (auto& [name, value] : j["grad_norms"].items())
+                    if (value.is_number()) modules[name] = number(value.get<double>());
+                row["grad_norms"] = modules;
+            }
+            train.push_back(row);
+        } else if (type == "valid") {
+            json row = {{"step", j.value("step", 0)}, {"loss", number(j.value("loss", 0.0))}};
+            for (const char* metric : {"bleu", "accuracy"})
+                if (j.contains(metric) && j[metric].is_number())
+                    row[metric] = number(j[metric].get<double>(), 1e2);
+            valid.push_back(row);
+        }
+    }
+    return {{"train", train}, {"valid", valid}};
+}
+
+json explore_data(const LoadedRun& run, const std::string& run_dir, const ExploreInput& input,
+                  const ExploreOptions& options) {
+    const size_t n = input.sources.size();
+    const bool has_references = !input.references.empty();
+    DecodeOptions beam = options.decode;
+    beam.keep_attention = true;
+    DecodeOptions greedy = beam;
+    greedy.beam_size = greedy.nbest = 1;
+
+    TranslateExtras traced;
+    traced.trace = true;
+    std::vector<Translation> beams =
+        decode_with_progress(run, input.sources, beam, traced, options.progress, "beam search");
+    std::vector<Translation> greedies =
+        decode_with_progress(run, input.sources, greedy, {}, options.progress, "greedy");
+
+    // What-if: every alternative of every sentence, decoded in one go with forced prefixes.
+    std::vector<WhatIf> questions;
+    for (size_t i = 0; i < n; ++i)
+        for (WhatIf& q : what_if_questions(i, beams[i].trace, options.what_if_steps,
+                                           options.what_if_alternatives))
+            questions.push_back(std::move(q));
+    std::vector<std::string> what_if_sources;
+    TranslateExtras forced;
+    for (const WhatIf& q : questions) {
+        what_if_sources.push_back(input.sources[q.sentence]);
+        forced.forced_prefixes.push_back(q.prefix);
+    }
+    DecodeOptions what_if_options = beam;
+    what_if_options.nbest = 1;
+    what_if_options.keep_attention = false;
+    std::vector<Translation> answers = decode_with_progress(
+        run, what_if_sources, what_if_options, forced, options.progress, "what-if");
+
+    std::map<int32_t, std::string> target_tokens;  // the texts of the ids the file uses
+    auto note_tokens = [&](const std::vector<int32_t>& ids) {
+        for (int32_t id : ids) target_tokens.emplace(id, display_token(run.task.target_vocab.token(id)));
+    };
+
+    std::vector<std::string> references, greedy_texts, beam_texts;
+    json sentences = json::array();
+    for (size_t i = 0; i < n; ++i) {
+        const Translation& b = beams[i];
+        const Translation& g = greedies[i];
+        json s;
+        s["source"] = input.sources[i];
+        if (has_references) {
+            const std::string& raw = input.references[i];
+            references.push_back(run.task.pipeline.join(run.task.pipeline.tokens(raw)));
+            s["reference"] = references.back();
+        }
+        greedy_texts.push_back(g.text);
+        beam_texts.push_back(b.text);
+        if (b.source_tokens.empty() || b.nbest.empty() || g.nbest.empty()) {
+            s["empty"] = true;
+            sentences.push_back(s);
+            continue;
+        }
+        std::vector<std::string> labels = source_labels(run, b);
+        json shown_labels = json::array();
+        for (const std::string& l : labels) shown_labels.push_back(display_token(l));
+        s["source_tokens"] = shown_labels;
+        s["greedy"] = hypothesis_json(run, g.nbest[0], beam, labels);
+        note_tokens(g.nbest[0].tokens);
+        json nbest = json::array();
+        for (const Hypothesis& h : b.nbest) {
+            nbest.push_back(hypothesis_json(run, h, beam, labels));
+            note_tokens(h.tokens);
+        }
+        s["nbest"] = nbest;
+        for (const TraceNode& node : b.trace.nodes)
+            if (node.token >= 0) target_tokens.emplace(node.token, display_token(run.task.target_vocab.token(node.token)));
+        s["trace"] = trace_for_page(b.trace);
+        s["diverge"] = first_difference(g.nbest[0].tokens, b.nbest[0].tokens);
+        if (has_references) {
+            const std::vector<std::string> ref = {references.back()};
+            s["bleu"] = {{"greedy", number(sentence_bleu(g.text, ref).score, 1e2)},
+                         {"beam", number(sentence_bleu(b.text, ref).score, 1e2)}};
+            s["chrf"] = {{"greedy", number(sentence_chrf(g.text, ref).score, 1e2)},
+                         {"beam", number(sentence_chrf(b.text, ref).score, 1e2)}};
+        }
+        s["what_if"] = json::array();
+        sentences.push_back(s);
+    }
+    for (size_t q = 0; q < questions.size(); ++q) {
+        const WhatIf& w = questions[q];
+        if (answers[q].nbest.empty()) continue;
+        const Hypothesis& h = answers[q].nbest[0];
+        note_tokens(h.tokens);
+        sentences[w.sentence]["what_if"].push_back({{"step", w.step},
+                                                    {"token", w.token},
+                                                    {"token_log_prob", number(w.token_log_prob)},
+                                                    {"tokens", h.tokens},
+                                                    {"text", run.task.decode_target(h.tokens)},
+                                                    {"log_prob", number(h.log_prob)},
+                                                    {"score", number(h.score)},
+                                                    {"finished", h.finished}});
+    }
+
+    json corpus = json::object();
+    if (has_references && n > 0) {
+        BleuOptions bleu_options;
+        ChrfOptions chrf_options;
+        for (auto [name, texts] : {std::pair{"greedy", &greedy_texts}, std::pair{"beam", &beam_texts}}) {
+            json c = {{"bleu", number(corpus_bleu(*texts, {references}, bleu_options).score, 1e2)},
+                      {"bleu_line", corpus_bleu(*texts, {references}, bleu_options).format(2)},
+                      {"chrf", number(corpus_chrf(*texts, {references}, chrf_options).score, 1e2)}};
+            if (run.task.is_dates())
+                c["accuracy"] = number(100 * exact_match_accuracy(*texts, references), 1e2);
+            corpus[name] = c;
+        }
+        corpus["bleu_signature"] = bleu_signature(bleu_options, 1);
+        corpus["chrf_signature"] = chrf_signature(chrf_options, 1);
+    }
+
+    json tokens = json::object();
+    for (const auto& [id, text] : target_tokens) tokens[std::to_string(id)] = text;
+    const char* penalties[] = {"none", "average", "gnmt"};
+    json meta = {{"run_dir", run_dir},
+                 {"checkpoint", run.checkpoint_path},
+                 {"task", run.task.is_dates() ? std::string("dates") : run.config.data.task},
+                 {"tokenizer", run.config.data.tokenizer},
+                 {"attention", run.config.model.attention},
+                 {"hidden_size", run.config.model.hidden_size},
+                 {"origin", input.origin},
+                 {"sentences", n},
+                 {"available", input.available},
+                 {"beam_size", beam.beam_size},
+                 {"nbest", beam.nbest},
+                 {"alpha", beam.alpha},
+                 {"length_penalty", penalties[int(beam.length_penalty)]},
+                 {"max_length", beam.max_length},
+                 {"what_if_steps", options.what_if_steps}};
+    return {{"meta", meta},
+            {"corpus", corpus},
+            {"sentences", sentences},
+            {"target_tokens", tokens},
+            {"training", training_curves(run_dir + "/metrics.jsonl")}};
+}
+
+}  // namespace seqgrad
