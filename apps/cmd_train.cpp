@@ -48,6 +48,26 @@ void write_loss_plot(const std::string& run_dir) {
     plot::write_file_atomic(run_dir + "/loss.svg", plot::line_plot_svg(p));
 }
 
+// After training: RUN_DIR/explore.html for the first output.explore test sentences (0 = off).
+// A failure here does not fail the run (the model is saved); it says what to run instead.
+static void write_run_explore(const Config& config) {
+    if (config.output.explore <= 0) return;
+    ExploreRequest request;
+    request.run_dir = config.output.run_dir;
+    request.limit = config.output.explore;
+    request.progress = false;
+    try {
+        const ExploreReport r = run_explore(request);
+        fmt::print("open {} in a browser: the test sentences, their beam-search trees, attention "
+                   "and the training curves ({:.1f} MB, {} sentences; output.explore sets how "
+                   "many, 0 turns it off)\n",
+                   r.path, double(r.bytes) / (1024 * 1024), r.sentences);
+    } catch (const std::exception& e) {
+        fmt::print(stderr, "explore.html not written: {}\n(run `seqgrad explore {} --test FILE.tsv`)\n",
+                   e.what(), config.output.run_dir);
+    }
+}
+
 int cmd_train(const Argv& argv) {
     Args args(argv, {"set", "resume"}, {"quiet", "help"});
     if (args.has("help")) {
@@ -84,6 +104,7 @@ int cmd_train(const Argv& argv) {
     if (s.stopped_early) fmt::print(" (early stop)");
     fmt::print("\n");
     fmt::print("run directory: {}\n", config.output.run_dir);
+    if (!s.interrupted) write_run_explore(config);
     return s.interrupted ? 130 : 0;
 }
 
