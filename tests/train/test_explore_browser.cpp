@@ -16,7 +16,9 @@
 #include <string>
 
 #include "apps/commands.h"
+#include "models/run.h"
 #include "models/trainer.h"
+#include "models/translator.h"
 
 using namespace seqgrad;
 namespace fs = std::filesystem;
@@ -215,5 +217,53 @@ TEST_CASE("explore files open in headless Chromium: views drawn, no error, hosti
                   std::string::npos);
         }
     }
+    fs::remove_all(work);
+}
+
+TEST_CASE("explore's greedy and n-best are translate's; a run without a test split says what to pass") {
+    const std::string work = temp_dir("data");
+    TrainOptions quiet;
+    quiet.quiet = true;
+    Config c = tiny_config(work + "/dates", "dates", "bahdanau");
+    train(c, quiet);
+    ExploreRequest request;
+    request.run_dir = c.output.run_dir;
+    request.out = work + "/dates.html";
+    request.limit = 20;
+    request.progress = false;
+    run_explore(request);
+    const std::string file = read_file(request.out);
+    const nlohmann::json data = nlohmann::json::parse(
+        between(file, "<script id=\"seqgrad-data\" type=\"application/json\">", "</script>"));
+    REQUIRE(data["sentences"].size() == 20);
+
+    // The same sentences through `seqgrad translate`'s path: greedy (--beam 1) and beam 5.
+    LoadedRun run = load_run(c.output.run_dir);
+    std::vector<std::string> sources;
+    for (const auto& s : data["sentences"]) sources.push_back(s["source"]);
+    DecodeOptions options = decode_options_from(run.config.decode);
+    options.beam_size = 1;
+    std::vector<Translation> greedy = translate(*run.model, run.task, sources, options);
+    options.beam_size = options.nbest = 5;
+    std::vector<Translation> beam = translate(*run.model, run.task, sources, options);
+    for (size_t i = 0; i < sources.size(); ++i) {
+        const nlohmann::json& s = data["sentences"][i];
+        CHECK(s["greedy"]["text"] == greedy[i].text);
+        CHECK(s["greedy"]["tokens"] == nlohmann::json(greedy[i].nbest[0].tokens));
+        REQUIRE(s["nbest"].size() == beam[i].nbest.size());
+        for (size_t r = 0; r < beam[i].nbest.size(); ++r)
+            CHECK(s["nbest"][r]["tokens"] == nlohmann::json(beam[i].nbest[r].tokens));
+        CHECK(data["meta"]["beam_size"] == 5);
+    }
+
+    // A TSV run whose config has no data.test, and no --test: the error says what to pass.
+    Config tsv = tiny_config(work + "/tsv", "tsv", "bahdanau");
+    tsv.data.test.clear();
+    tsv.train.max_steps = 3;
+    train(tsv, quiet);
+    request.run_dir = tsv.output.run_dir;
+    request.out = work + "/tsv.html";
+    CHECK_THROWS_WITH(run_explore(request), doctest::Contains("--test FILE.tsv"));
+    CHECK(!fs::exists(request.out));
     fs::remove_all(work);
 }
