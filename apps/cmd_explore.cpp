@@ -31,7 +31,8 @@ no server) with six linked views of the model trained in RUN_DIR:
               diagnosis `seqgrad attention` prints
   beam tree   every hypothesis the search expanded, the dropped ones faded with the reason
   greedy vs beam, what-if (the continuation when forced to take another token), training
-Open a sentence directly with FILE.html#sentence=3 (and &view=attention, tree, compare, whatif).
+Open a sentence directly with FILE.html#sentence=3 (and &view=corpus, attention, tree, compare,
+whatif or training; &hyp=K picks the heatmap's hypothesis, &zoom=0.5 the tree's scale).
 
 options (defaults: the run's config, section "decode"):
   --test FILE.tsv     source<TAB>target pairs (as data.source_column says); default: the

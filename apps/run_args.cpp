@@ -29,7 +29,7 @@ std::vector<SentencePair> load_test_set(const Args& args, const Config& c, std::
     options.on_bad_line = on_bad_line_from_string(c.data.bad_lines);
     auto read = [&](const std::string& path) {
         CorpusReadResult r = read_parallel_corpus(path, options);
-        origin = path;
+        origin = std::filesystem::path(path).lexically_normal().string();
         if (r.skipped > 0) {
             origin += fmt::format(" ({} bad lines skipped)", r.skipped);
             for (const auto& m : r.messages) fmt::print(stderr, "  {}\n", m);
