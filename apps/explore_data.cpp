@@ -1,6 +1,7 @@
 #include "apps/explore_data.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -42,6 +43,7 @@ std::vector<Translation> decode_with_progress(const LoadedRun& run,
                                               const TranslateExtras& extras, bool progress,
                                               const char* what) {
     constexpr size_t kChunk = 32;
+    const bool redraw = progress && isatty(STDERR_FILENO);  // else one line at the end
     std::vector<Translation> out;
     for (size_t start = 0; start < sources.size(); start += kChunk) {
         const size_t end = std::min(sources.size(), start + kChunk);
@@ -54,15 +56,18 @@ std::vector<Translation> decode_with_progress(const LoadedRun& run,
                                         extras.forced_prefixes.begin() + std::ptrdiff_t(end));
         for (Translation& t : translate(*run.model, run.task, chunk, options, part))
             out.push_back(std::move(t));
-        if (progress) fmt::print(stderr, "\r{}: {}/{} sentences", what, end, sources.size());
+        if (redraw) fmt::print(stderr, "\r{}: {}/{} sentences", what, end, sources.size());
     }
-    if (progress && !sources.empty()) fmt::print(stderr, "\n");
+    if (redraw && !sources.empty()) fmt::print(stderr, "\n");
+    if (progress && !redraw) fmt::print(stderr, "{}: {} sentences\n", what, sources.size());
     return out;
 }
 
 // One hypothesis: tokens (ids), text, scores, attention and its diagnosis in words.
+// `with_report`: also the diagnosis in words (for the best and the greedy hypothesis; the page
+// shows the per-step entropy of the others).
 json hypothesis_json(const LoadedRun& run, const Hypothesis& h, const DecodeOptions& options,
-                     const std::vector<std::string>& source_labels) {
+                     const std::vector<std::string>& source_labels, bool with_report) {
     json j;
     j["tokens"] = h.tokens;
     j["text"] = run.task.decode_target(h.tokens);
@@ -92,7 +97,9 @@ json hypothesis_json(const LoadedRun& run, const Hypothesis& h, const DecodeOpti
                       {"on_last", number(d.last_column_share, 1e3)},
                       {"forward", number(d.forward_share, 1e3)},
                       {"monotonic", d.roughly_monotonic}};
-        j["report"] = format_attention_report(d, source_labels, output_labels, run.task.is_dates());
+        if (with_report)
+            j["report"] =
+                format_attention_report(d, source_labels, output_labels, run.task.is_dates());
     }
     return j;
 }
@@ -160,14 +167,32 @@ std::vector<WhatIf> what_if_questions(size_t sentence, const BeamTrace& trace, i
     return out;
 }
 
-// The trace in the file: the columns the page draws, numbers rounded.
-json trace_for_page(const BeamTrace& trace) {
+// The trace in the file: the columns the page draws, numbers rounded, and what the page can
+// rebuild left out (a third of the file's size): token texts (from "target_tokens"), the length
+// penalty of each node (it depends only on the step: "length_penalty_by_step"), the status as a
+// number (an index into "status_names"), zero coverage columns.
+json trace_for_page(const BeamTrace& trace, const DecodeOptions& options) {
     json j = beam_trace_json(trace, {});
     j.erase("predicted_tokens");
-    j["nodes"].erase("text");  // the page reads token texts from "target_tokens"
+    json& nodes = j["nodes"];
+    nodes.erase("text");
+    nodes.erase("length_penalty");
+    json by_step = json::array();
+    for (int32_t t = 0; t <= trace.max_length; ++t) by_step.push_back(length_penalty(t, options));
+    j["length_penalty_by_step"] = by_step;
+    json names = json::array(), codes = json::array();
+    std::map<std::string, int> code_of;
+    for (const TraceNode& n : trace.nodes) {
+        const std::string name = node_status_name(n.status);
+        auto [it, added] = code_of.emplace(name, int(code_of.size()));
+        if (added) names.push_back(name);
+        codes.push_back(it->second);
+    }
+    j["status_names"] = names;
+    nodes["status"] = codes;
     bool any_coverage = false;
     for (const TraceNode& n : trace.nodes) any_coverage |= n.coverage != 0;
-    if (!any_coverage) j["nodes"].erase("coverage");
+    if (!any_coverage) nodes.erase("coverage");
     round_numbers(j);
     return j;
 }
@@ -270,17 +295,17 @@ json explore_data(const LoadedRun& run, const std::string& run_dir, const Explor
         json shown_labels = json::array();
         for (const std::string& l : labels) shown_labels.push_back(display_token(l));
         s["source_tokens"] = shown_labels;
-        s["greedy"] = hypothesis_json(run, g.nbest[0], beam, labels);
+        s["greedy"] = hypothesis_json(run, g.nbest[0], beam, labels, true);
         note_tokens(g.nbest[0].tokens);
         json nbest = json::array();
         for (const Hypothesis& h : b.nbest) {
-            nbest.push_back(hypothesis_json(run, h, beam, labels));
+            nbest.push_back(hypothesis_json(run, h, beam, labels, nbest.empty()));
             note_tokens(h.tokens);
         }
         s["nbest"] = nbest;
         for (const TraceNode& node : b.trace.nodes)
             if (node.token >= 0) target_tokens.emplace(node.token, display_token(run.task.target_vocab.token(node.token)));
-        s["trace"] = trace_for_page(b.trace);
+        s["trace"] = trace_for_page(b.trace, beam);
         s["diverge"] = first_difference(g.nbest[0].tokens, b.nbest[0].tokens);
         if (has_references) {
             const std::vector<std::string> ref = {references.back()};
