@@ -53,9 +53,10 @@ void check_writable(const std::string& path) {
     {
         std::ofstream out(probe, std::ios::binary | std::ios::app);
         if (!out)
-            throw Error(fmt::format("--out {}: cannot write there (is the folder missing or "
-                                    "read-only?)",
-                                    path));
+            throw Error(
+                fmt::format("--out {}: cannot write there (is the folder missing or "
+                            "read-only?)",
+                            path));
     }
     std::remove(probe.c_str());
 }
@@ -110,10 +111,11 @@ ExploreReport run_explore(const ExploreRequest& request) {
 
     ExploreOptions options;
     options.decode = decode_options_from(run.config.decode);
-    options.decode.beam_size = request.beam > 0 ? request.beam
+    options.decode.beam_size = request.beam > 0                ? request.beam
                                : options.decode.beam_size >= 2 ? options.decode.beam_size
                                                                : 5;
-    options.decode.nbest = request.nbest > 0 ? request.nbest : std::min(5, options.decode.beam_size);
+    options.decode.nbest =
+        request.nbest > 0 ? request.nbest : std::min(5, options.decode.beam_size);
     if (options.decode.nbest > options.decode.beam_size)
         throw Error(fmt::format("--nbest {} needs a beam at least as wide (--beam {})",
                                 options.decode.nbest, options.decode.beam_size));
@@ -138,10 +140,10 @@ ExploreReport run_explore(const ExploreRequest& request) {
 }
 
 int cmd_explore(const Argv& argv) {
-    Args args(argv,
-              {"test", "input", "limit", "beam", "alpha", "nbest", "checkpoint", "what-if-steps",
-               "out"},
-              {"help"});
+    Args args(
+        argv,
+        {"test", "input", "limit", "beam", "alpha", "nbest", "checkpoint", "what-if-steps", "out"},
+        {"help"});
     if (args.has("help")) {
         fmt::print("{}", kHelp);
         return 0;
@@ -157,8 +159,8 @@ int cmd_explore(const Argv& argv) {
     request.limit = args.get_int("limit", 100);
     for (const char* option : {"beam", "nbest"})
         if (args.has(option) && args.get_int(option, 0) < 1)
-            throw Error(fmt::format("--{}: expected a number >= 1, got {}", option,
-                                    args.get(option)));
+            throw Error(
+                fmt::format("--{}: expected a number >= 1, got {}", option, args.get(option)));
     request.beam = args.get_int("beam", 0);
     request.nbest = args.get_int("nbest", 0);
     request.alpha = args.get_double("alpha", std::nan(""));

@@ -58,12 +58,14 @@ static void write_run_explore(const Config& config) {
     request.progress = false;
     try {
         const ExploreReport r = run_explore(request);
-        fmt::print("open {} in a browser: the test sentences, their beam-search trees, attention "
-                   "and the training curves ({:.1f} MB, {} sentences; output.explore sets how "
-                   "many, 0 turns it off)\n",
-                   r.path, double(r.bytes) / (1024 * 1024), r.sentences);
+        fmt::print(
+            "open {} in a browser: the test sentences, their beam-search trees, attention "
+            "and the training curves ({:.1f} MB, {} sentences; output.explore sets how "
+            "many, 0 turns it off)\n",
+            r.path, double(r.bytes) / (1024 * 1024), r.sentences);
     } catch (const std::exception& e) {
-        fmt::print(stderr, "explore.html not written: {}\n(run `seqgrad explore {} --test FILE.tsv`)\n",
+        fmt::print(stderr,
+                   "explore.html not written: {}\n(run `seqgrad explore {} --test FILE.tsv`)\n",
                    e.what(), config.output.run_dir);
     }
 }

@@ -93,9 +93,9 @@ void print_translations(const LoadedRun& run, const DecodeOptions& options,
                         TranslateRequest& request) {
     TranslateExtras extras;
     extras.trace = request.trace;
-    if (!request.forced_prefix.empty()) extras.forced_prefixes.assign(lines.size(), request.forced_prefix);
-    std::vector<Translation> translations =
-        translate(*run.model, run.task, lines, options, extras);
+    if (!request.forced_prefix.empty())
+        extras.forced_prefixes.assign(lines.size(), request.forced_prefix);
+    std::vector<Translation> translations = translate(*run.model, run.task, lines, options, extras);
     if (request.trace)
         for (size_t i = 0; i < lines.size(); ++i)
             request.traced.push_back(

@@ -21,7 +21,9 @@ using nlohmann::json;
 
 // Numbers in the file are rounded: 4 decimals are more than a reader can see, and they keep
 // 100 sentences at beam 5 to a few MB. Non-finite values (a -inf log-prob) become null.
-double round_to(double x, double scale) { return std::round(x * scale) / scale; }
+double round_to(double x, double scale) {
+    return std::round(x * scale) / scale;
+}
 json number(double x, double scale = 1e4) {
     if (!std::isfinite(x)) return nullptr;
     return round_to(x, scale);
@@ -74,7 +76,8 @@ json hypothesis_json(const LoadedRun& run, const Hypothesis& h, const DecodeOpti
     j["log_prob"] = number(h.log_prob);
     j["length_penalty"] = number(length_penalty(int64_t(h.tokens.size()), options));
     j["score"] = number(h.score);
-    j["coverage"] = number(h.score - h.log_prob / length_penalty(int64_t(h.tokens.size()), options));
+    j["coverage"] =
+        number(h.score - h.log_prob / length_penalty(int64_t(h.tokens.size()), options));
     j["finished"] = h.finished;
     json attention = json::array();
     std::vector<std::vector<double>> weights;
@@ -91,7 +94,8 @@ json hypothesis_json(const LoadedRun& run, const Hypothesis& h, const DecodeOpti
         for (int32_t id : h.tokens) output_labels.push_back(run.task.target_vocab.token(id));
         const AttentionDiagnosis d = diagnose_attention(weights);
         json entropy = json::array();
-        for (const AttentionStep& s : d.steps) entropy.push_back(round_to(s.normalized_entropy, 1e3));
+        for (const AttentionStep& s : d.steps)
+            entropy.push_back(round_to(s.normalized_entropy, 1e3));
         j["entropy"] = entropy;
         j["flags"] = {{"dispersed", number(d.dispersed_share, 1e3)},
                       {"on_last", number(d.last_column_share, 1e3)},
@@ -110,9 +114,8 @@ std::vector<std::string> source_labels(const LoadedRun& run, const Translation& 
     for (size_t s = 0; s < t.source_tokens.size(); ++s) {
         const std::string& token = t.source_tokens[s];
         const bool is_eos = s + 1 == t.source_tokens.size();
-        labels.push_back(!is_eos && !run.task.source_vocab.contains(token)
-                             ? "<unk:" + token + ">"
-                             : token);
+        labels.push_back(!is_eos && !run.task.source_vocab.contains(token) ? "<unk:" + token + ">"
+                                                                           : token);
     }
     return labels;
 }
@@ -149,11 +152,11 @@ std::vector<WhatIf> what_if_questions(size_t sentence, const BeamTrace& trace, i
         std::vector<int32_t> children;
         for (size_t i = 0; i < trace.nodes.size(); ++i) {
             const TraceNode& n = trace.nodes[i];
-            const bool searchable = n.status != NodeStatus::ngram_blocked &&
-                                    n.status != NodeStatus::unk_suppressed &&
-                                    n.status != NodeStatus::below_min_length &&
-                                    n.status != NodeStatus::not_forced;
-            if (n.parent == parent && int32_t(i) != chosen && searchable && std::isfinite(n.token_log_prob))
+            const bool searchable =
+                n.status != NodeStatus::ngram_blocked && n.status != NodeStatus::unk_suppressed &&
+                n.status != NodeStatus::below_min_length && n.status != NodeStatus::not_forced;
+            if (n.parent == parent && int32_t(i) != chosen && searchable &&
+                std::isfinite(n.token_log_prob))
                 children.push_back(int32_t(i));
         }
         std::stable_sort(children.begin(), children.end(), [&](int32_t x, int32_t y) {
@@ -264,12 +267,13 @@ json explore_data(const LoadedRun& run, const std::string& run_dir, const Explor
     DecodeOptions what_if_options = beam;
     what_if_options.nbest = 1;
     what_if_options.keep_attention = false;
-    std::vector<Translation> answers = decode_with_progress(
-        run, what_if_sources, what_if_options, forced, options.progress, "what-if");
+    std::vector<Translation> answers = decode_with_progress(run, what_if_sources, what_if_options,
+                                                            forced, options.progress, "what-if");
 
     std::map<int32_t, std::string> target_tokens;  // the texts of the ids the file uses
     auto note_tokens = [&](const std::vector<int32_t>& ids) {
-        for (int32_t id : ids) target_tokens.emplace(id, display_token(run.task.target_vocab.token(id)));
+        for (int32_t id : ids)
+            target_tokens.emplace(id, display_token(run.task.target_vocab.token(id)));
     };
 
     std::vector<std::string> references, greedy_texts, beam_texts;
@@ -304,7 +308,9 @@ json explore_data(const LoadedRun& run, const std::string& run_dir, const Explor
         }
         s["nbest"] = nbest;
         for (const TraceNode& node : b.trace.nodes)
-            if (node.token >= 0) target_tokens.emplace(node.token, display_token(run.task.target_vocab.token(node.token)));
+            if (node.token >= 0)
+                target_tokens.emplace(node.token,
+                                      display_token(run.task.target_vocab.token(node.token)));
         s["trace"] = trace_for_page(b.trace, beam);
         s["diverge"] = first_difference(g.nbest[0].tokens, b.nbest[0].tokens);
         if (has_references) {
@@ -336,7 +342,8 @@ json explore_data(const LoadedRun& run, const std::string& run_dir, const Explor
     if (has_references && n > 0) {
         BleuOptions bleu_options;
         ChrfOptions chrf_options;
-        for (auto [name, texts] : {std::pair{"greedy", &greedy_texts}, std::pair{"beam", &beam_texts}}) {
+        for (auto [name, texts] :
+             {std::pair{"greedy", &greedy_texts}, std::pair{"beam", &beam_texts}}) {
             json c = {{"bleu", number(corpus_bleu(*texts, {references}, bleu_options).score, 1e2)},
                       {"bleu_line", corpus_bleu(*texts, {references}, bleu_options).format(2)},
                       {"chrf", number(corpus_chrf(*texts, {references}, chrf_options).score, 1e2)}};

@@ -24,8 +24,8 @@ struct ExploreOptions {
 // What was decoded. `references` may be empty (--input: sources only).
 struct ExploreInput {
     std::vector<std::string> sources, references;
-    std::string origin;      // where they came from, shown in the file
-    size_t available = 0;    // how many there were before --limit
+    std::string origin;    // where they came from, shown in the file
+    size_t available = 0;  // how many there were before --limit
 };
 
 // The file's data block: {"meta", "corpus", "sentences", "training", "target_tokens"}; the

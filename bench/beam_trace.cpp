@@ -31,8 +31,7 @@ static double median(std::vector<double> v) {
 }
 
 int main(int argc, char** argv) {
-    Args args(std::vector<std::string>(argv + 1, argv + argc), {"batch", "rounds", "seconds"},
-              {});
+    Args args(std::vector<std::string>(argv + 1, argv + argc), {"batch", "rounds", "seconds"}, {});
     const int rounds = args.get_int("rounds", 5);
     const double seconds = args.get_double("seconds", 2);
     std::vector<int> batches;
@@ -81,18 +80,19 @@ int main(int argc, char** argv) {
             }
         }
         const double p = median(plain), t = median(traced);
-        nlohmann::json line{{"bench", "beam_trace"},
-                            {"batch", batch_size},
-                            {"rounds", rounds},
-                            {"plain_ms", p},
-                            {"traced_ms", t},
-                            {"overhead", t / p - 1},
-                            {"plain_cpu_ms", median(plain_cpu)},
-                            {"traced_cpu_ms", median(traced_cpu)},
-                            {"cpu_overhead", median(traced_cpu) / median(plain_cpu) - 1},
-                            {"plain_round_ms", plain},
-                            {"traced_round_ms", traced},
-                            {"nodes_per_sentence", double(nodes) / double(std::max<int64_t>(sentences, 1))}};
+        nlohmann::json line{
+            {"bench", "beam_trace"},
+            {"batch", batch_size},
+            {"rounds", rounds},
+            {"plain_ms", p},
+            {"traced_ms", t},
+            {"overhead", t / p - 1},
+            {"plain_cpu_ms", median(plain_cpu)},
+            {"traced_cpu_ms", median(traced_cpu)},
+            {"cpu_overhead", median(traced_cpu) / median(plain_cpu) - 1},
+            {"plain_round_ms", plain},
+            {"traced_round_ms", traced},
+            {"nodes_per_sentence", double(nodes) / double(std::max<int64_t>(sentences, 1))}};
         fmt::print("{}\n", line.dump());
         std::fflush(stdout);
     }

@@ -6,26 +6,40 @@ namespace seqgrad {
 
 const char* node_status_name(NodeStatus status) {
     switch (status) {
-        case NodeStatus::root: return "root";
-        case NodeStatus::kept: return "kept";
-        case NodeStatus::finished: return "finished";
-        case NodeStatus::unfinished: return "unfinished";
-        case NodeStatus::abandoned: return "abandoned";
-        case NodeStatus::pruned: return "pruned";
-        case NodeStatus::ngram_blocked: return "ngram_blocked";
-        case NodeStatus::unk_suppressed: return "unk_suppressed";
-        case NodeStatus::below_min_length: return "below_min_length";
-        case NodeStatus::not_forced: return "not_forced";
+        case NodeStatus::root:
+            return "root";
+        case NodeStatus::kept:
+            return "kept";
+        case NodeStatus::finished:
+            return "finished";
+        case NodeStatus::unfinished:
+            return "unfinished";
+        case NodeStatus::abandoned:
+            return "abandoned";
+        case NodeStatus::pruned:
+            return "pruned";
+        case NodeStatus::ngram_blocked:
+            return "ngram_blocked";
+        case NodeStatus::unk_suppressed:
+            return "unk_suppressed";
+        case NodeStatus::below_min_length:
+            return "below_min_length";
+        case NodeStatus::not_forced:
+            return "not_forced";
     }
     return "?";
 }
 
 const char* stop_reason_name(StopReason reason) {
     switch (reason) {
-        case StopReason::all_finished: return "all_finished";
-        case StopReason::max_length: return "max_length";
-        case StopReason::dead_end: return "dead_end";
-        case StopReason::cannot_improve: return "cannot_improve";
+        case StopReason::all_finished:
+            return "all_finished";
+        case StopReason::max_length:
+            return "max_length";
+        case StopReason::dead_end:
+            return "dead_end";
+        case StopReason::cannot_improve:
+            return "cannot_improve";
     }
     return "?";
 }
@@ -48,8 +62,7 @@ nlohmann::json rounded(double x) {
 
 }  // namespace
 
-nlohmann::json beam_trace_json(const BeamTrace& trace,
-                               const std::vector<std::string>& token_text) {
+nlohmann::json beam_trace_json(const BeamTrace& trace, const std::vector<std::string>& token_text) {
     auto text = [&](int32_t id) -> std::string {
         if (id >= 0 && size_t(id) < token_text.size()) return token_text[size_t(id)];
         return id < 0 ? "<s>" : "?";
@@ -76,11 +89,16 @@ nlohmann::json beam_trace_json(const BeamTrace& trace,
     j["predicted_tokens"] = predicted_tokens;
     j["selected_nodes"] = trace.selected_nodes;
     j["nbest_nodes"] = trace.nbest_nodes;
-    json nodes = {{"parent", json::array()},         {"step", json::array()},
-                  {"token", json::array()},          {"text", json::array()},
-                  {"token_log_prob", json::array()}, {"log_prob", json::array()},
-                  {"length_penalty", json::array()}, {"coverage", json::array()},
-                  {"score", json::array()},          {"status", json::array()},
+    json nodes = {{"parent", json::array()},
+                  {"step", json::array()},
+                  {"token", json::array()},
+                  {"text", json::array()},
+                  {"token_log_prob", json::array()},
+                  {"log_prob", json::array()},
+                  {"length_penalty", json::array()},
+                  {"coverage", json::array()},
+                  {"score", json::array()},
+                  {"status", json::array()},
                   {"rank", json::array()}};
     for (const TraceNode& n : trace.nodes) {
         nodes["parent"].push_back(n.parent);

@@ -88,7 +88,6 @@ struct BeamTrace {
 
 // The trace as one JSON object (the schema is in docs/beam-search.md). `token_text` turns a
 // target id into its text; per-step arrays and per-node columns are written as parallel arrays.
-nlohmann::json beam_trace_json(const BeamTrace& trace,
-                               const std::vector<std::string>& token_text);
+nlohmann::json beam_trace_json(const BeamTrace& trace, const std::vector<std::string>& token_text);
 
 }  // namespace seqgrad

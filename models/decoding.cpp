@@ -374,10 +374,10 @@ void trace_expansion(BeamTrace& trace, const Beam& beam, const real* row, int64_
     is_banned[Tokens::PAD] = is_banned[Tokens::SOS] = 0;
     children.clear();
     for (const ScoredToken& t : top)
-        children.push_back({t.token, add_trace_node(trace, beam.node, t.token, t.log_prob,
-                                                    masked_status(t.token, beam, banned, forced,
-                                                                  options),
-                                                    options)});
+        children.push_back(
+            {t.token,
+             add_trace_node(trace, beam.node, t.token, t.log_prob,
+                            masked_status(t.token, beam, banned, forced, options), options)});
 }
 
 // ---- selection -------------------------------------------------------------------------------
@@ -385,8 +385,8 @@ void trace_expansion(BeamTrace& trace, const Beam& beam, const real* row, int64_
 // The `free` best allowed candidates over all live beams of one sentence. `first_row` is the
 // batch row of its first live beam. When tracing, also records each beam's expansion.
 std::vector<Candidate> best_candidates(const SentenceSearch& sentence, const StepOutput& out,
-                                       int64_t first_row, size_t free,
-                                       const DecodeOptions& options, TracedChildren& traced) {
+                                       int64_t first_row, size_t free, const DecodeOptions& options,
+                                       TracedChildren& traced) {
     std::vector<Candidate> best;
     std::vector<ScoredToken> of_beam;
     std::vector<int32_t> banned;
@@ -396,9 +396,8 @@ std::vector<Candidate> best_candidates(const SentenceSearch& sentence, const Ste
         const Beam& beam = sentence.live[k];
         const real* row = out.log_prob_row(first_row + int64_t(k));
         const std::vector<int32_t>* prefix = sentence.forced_prefix;
-        const int32_t forced = prefix && beam.tokens.size() < prefix->size()
-                                   ? (*prefix)[beam.tokens.size()]
-                                   : -1;
+        const int32_t forced =
+            prefix && beam.tokens.size() < prefix->size() ? (*prefix)[beam.tokens.size()] : -1;
         if (forced >= 0) {  // the forced token is the only candidate
             banned.clear();
             if (forced < out.vocab && row[forced] > -std::numeric_limits<real>::infinity())
@@ -542,7 +541,8 @@ void advance_sentence(SentenceSearch& sentence, const StepOutput& out, int64_t f
         if (c.token == Tokens::EOS) {
             sentence.finished_nodes.push_back(child.node);
             sentence.finished.push_back(to_hypothesis(std::move(child), true, options));
-            if (trace) trace_ended(*trace, sentence.finished.back(), sentence.finished_nodes.back());
+            if (trace)
+                trace_ended(*trace, sentence.finished.back(), sentence.finished_nodes.back());
         } else {
             next_live.push_back(std::move(child));
             next_parent_rows.push_back(int32_t(parent_row));
@@ -672,8 +672,7 @@ std::vector<std::vector<Hypothesis>> beam_search(const StepModel& model, Decoder
     check_options(options, initial, source_lengths, who);
 
     const int64_t num_sentences = initial.rows();
-    if (!extras.forced_prefixes.empty() &&
-        int64_t(extras.forced_prefixes.size()) != num_sentences)
+    if (!extras.forced_prefixes.empty() && int64_t(extras.forced_prefixes.size()) != num_sentences)
         throw Error(fmt::format("{}: {} forced prefixes for {} sentences", who,
                                 extras.forced_prefixes.size(), num_sentences));
     std::vector<SentenceSearch> sentences(static_cast<size_t>(num_sentences));

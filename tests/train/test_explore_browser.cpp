@@ -28,8 +28,8 @@ namespace {
 const std::string kHostile = "</script><script>alert(1)</script> <b>&amp; \"quoted\" 'too' & <";
 
 std::string temp_dir(const std::string& name) {
-    const fs::path dir = fs::temp_directory_path() /
-                         ("seqgrad_explore_" + name + "_" + std::to_string(::getpid()));
+    const fs::path dir =
+        fs::temp_directory_path() / ("seqgrad_explore_" + name + "_" + std::to_string(::getpid()));
     fs::remove_all(dir);
     fs::create_directories(dir);
     return dir.string();
@@ -55,8 +55,7 @@ std::string find_chromium() {
 }
 
 // The DOM of `url` after its scripts ran, from headless Chromium.
-std::string dump_dom(const std::string& chromium, const std::string& url,
-                     const std::string& work) {
+std::string dump_dom(const std::string& chromium, const std::string& url, const std::string& work) {
     const std::string profile = work + "/chromium-profile", out = work + "/dom.html";
     fs::remove_all(profile);
     // The flags headless Chromium needs as root on a closed network (no sandbox, no GPU, no
@@ -64,7 +63,8 @@ std::string dump_dom(const std::string& chromium, const std::string& url,
     const std::string command = fmt::format(
         "timeout 120 '{}' --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
         "--disable-background-networking --disable-component-update --disable-sync "
-        "--enable-logging=stderr --v=0 --user-data-dir='{}' --virtual-time-budget=5000 --dump-dom '{}' > '{}' 2> '{}.log'",
+        "--enable-logging=stderr --v=0 --user-data-dir='{}' --virtual-time-budget=5000 --dump-dom "
+        "'{}' > '{}' 2> '{}.log'",
         chromium, profile, url, out, out);
     const int status = std::system(command.c_str());
     INFO("command: " << command << "\nstderr: " << read_file(out + ".log").substr(0, 2000));
@@ -82,8 +82,8 @@ std::string between(const std::string& text, const std::string& begin, const std
 }
 
 // Opens `html` at sentence `sentence` and checks what the page drew against its data.
-nlohmann::json check_in_browser(const std::string& chromium, const std::string& html,
-                                int sentence, const std::string& view, const std::string& work) {
+nlohmann::json check_in_browser(const std::string& chromium, const std::string& html, int sentence,
+                                const std::string& view, const std::string& work) {
     const std::string file = read_file(html);
     // Nothing to fetch: no URL of any kind in the file.
     CHECK(file.find("http://") == std::string::npos);
@@ -92,8 +92,8 @@ nlohmann::json check_in_browser(const std::string& chromium, const std::string& 
         between(file, "<script id=\"seqgrad-data\" type=\"application/json\">", "</script>"));
 
     const std::string dom = dump_dom(
-        chromium, fmt::format("file://{}#sentence={}&view={}", fs::absolute(html).string(),
-                              sentence, view),
+        chromium,
+        fmt::format("file://{}#sentence={}&view={}", fs::absolute(html).string(), sentence, view),
         work);
     std::string console;  // the page's console messages, shown when a check fails
     std::istringstream log(read_file(work + "/dom.html.log"));
@@ -103,7 +103,7 @@ nlohmann::json check_in_browser(const std::string& chromium, const std::string& 
     const std::string selftest = between(dom, "<pre id=\"selftest\">", "</pre>");
     INFO("selftest: " << selftest);
     const nlohmann::json t = nlohmann::json::parse(selftest);
-    CHECK(t["problems"].empty());  // no JavaScript error, no console.error, no CSP violation
+    CHECK(t["problems"].empty());   // no JavaScript error, no console.error, no CSP violation
     CHECK(t["resources"].empty());  // no request of any kind
     CHECK(t["alerts"] == 0);
     CHECK(t["sentences"] == data["sentences"].size());
@@ -131,20 +131,26 @@ Config tiny_config(const std::string& run_dir, const std::string& task,
                    const std::string& attention) {
     nlohmann::json j = {
         {"model",
-         {{"embedding_size", 16}, {"hidden_size", 32}, {"attention_size", 16},
+         {{"embedding_size", 16},
+          {"hidden_size", 32},
+          {"attention_size", 16},
           {"attention", attention}}},
         {"train", {{"batch_size", 32}, {"epochs", 1}, {"log_every", 5}, {"max_valid_decode", 50}}},
         {"decode", {{"max_length", 14}}},
         {"output", {{"run_dir", run_dir}, {"explore", 0}}}};
     if (task == "dates") {
-        j["data"] = {{"task", "dates"},    {"dates_train", 1500}, {"dates_valid", 100},
-                     {"dates_test", 100},  {"max_source_len", 40}, {"max_target_len", 12}};
+        j["data"] = {{"task", "dates"},   {"dates_train", 1500},  {"dates_valid", 100},
+                     {"dates_test", 100}, {"max_source_len", 40}, {"max_target_len", 12}};
     } else {
         const std::string corpus = std::string(SEQGRAD_SOURCE_DIR) + "/datasets/eng-fra/";
-        j["data"] = {{"task", "tsv"},           {"train", corpus + "train.tsv"},
-                     {"valid", corpus + "valid.tsv"}, {"test", corpus + "test.tsv"},
-                     {"source_column", 1},     {"tokenizer", "word"},
-                     {"separate_punctuation", true}, {"max_source_len", 10},
+        j["data"] = {{"task", "tsv"},
+                     {"train", corpus + "train.tsv"},
+                     {"valid", corpus + "valid.tsv"},
+                     {"test", corpus + "test.tsv"},
+                     {"source_column", 1},
+                     {"tokenizer", "word"},
+                     {"separate_punctuation", true},
+                     {"max_source_len", 10},
                      {"max_target_len", 10}};
     }
     return Config::from_json(j);
@@ -155,8 +161,9 @@ Config tiny_config(const std::string& run_dir, const std::string& task,
 TEST_CASE("explore files open in headless Chromium: views drawn, no error, hostile text inert") {
     const std::string chromium = find_chromium();
     if (chromium.empty()) {
-        MESSAGE("[seqgrad-skip] chromium not found (apt-get install chromium): browser test "
-                "skipped");
+        MESSAGE(
+            "[seqgrad-skip] chromium not found (apt-get install chromium): browser test "
+            "skipped");
         return;
     }
     const std::string work = temp_dir("browser");
@@ -201,8 +208,8 @@ TEST_CASE("explore files open in headless Chromium: views drawn, no error, hosti
             Config c = tiny_config(work + "/engfra_" + attention, "tsv", attention);
             train(c, quiet);
             // A test file whose source and reference are hostile.
-            write_file(work + "/hostile.tsv", kHostile + "\t" + kHostile +
-                                                  "\ni m happy .\tje suis heureux .\n");
+            write_file(work + "/hostile.tsv",
+                       kHostile + "\t" + kHostile + "\ni m happy .\tje suis heureux .\n");
             ExploreRequest request;
             request.run_dir = c.output.run_dir;
             request.out = work + "/engfra.html";
@@ -220,7 +227,8 @@ TEST_CASE("explore files open in headless Chromium: views drawn, no error, hosti
     fs::remove_all(work);
 }
 
-TEST_CASE("explore's greedy and n-best are translate's; a run without a test split says what to pass") {
+TEST_CASE(
+    "explore's greedy and n-best are translate's; a run without a test split says what to pass") {
     const std::string work = temp_dir("data");
     TrainOptions quiet;
     quiet.quiet = true;

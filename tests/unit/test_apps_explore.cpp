@@ -39,22 +39,23 @@ TEST_CASE("explore_page fills the title and the data once, whatever they contain
     const size_t at = page.find(marker);
     REQUIRE(at != std::string::npos);
     const size_t end = page.find("</script>", at);
-    CHECK(nlohmann::json::parse(page.substr(at + marker.size(), end - at - marker.size())) ==
-          data);
+    CHECK(nlohmann::json::parse(page.substr(at + marker.size(), end - at - marker.size())) == data);
     CHECK(page.find("http://") == std::string::npos);
     CHECK(page.find("https://") == std::string::npos);
 }
 
 TEST_CASE("training_curves reads metrics.jsonl; a bad line names the file and line") {
-    const std::string path =
-        (std::filesystem::temp_directory_path() /
-         ("seqgrad_explore_metrics_" + std::to_string(::getpid()) + ".jsonl"))
-            .string();
+    const std::string path = (std::filesystem::temp_directory_path() /
+                              ("seqgrad_explore_metrics_" + std::to_string(::getpid()) + ".jsonl"))
+                                 .string();
     std::ofstream(path)
         << R"({"type":"train","step":10,"loss":2.5,"lr":0.001,"grad_norm":3.0,"clipped":true,)"
-        << R"("grad_norms":{"encoder":1.5,"decoder":2.0}})" << "\n"
-        << R"({"type":"valid","step":10,"loss":2.25,"bleu":12.345})" << "\n"
-        << R"({"type":"test","step":10})" << "\n";
+        << R"("grad_norms":{"encoder":1.5,"decoder":2.0}})"
+        << "\n"
+        << R"({"type":"valid","step":10,"loss":2.25,"bleu":12.345})"
+        << "\n"
+        << R"({"type":"test","step":10})"
+        << "\n";
     nlohmann::json curves = training_curves(path);
     REQUIRE(curves["train"].size() == 1);
     CHECK(curves["train"][0]["clipped"] == true);
@@ -85,8 +86,8 @@ TEST_CASE("explore: bad options are errors naming the option, before anything is
     CHECK(error_of({"no-such-run", "--nbest", "-2"}).find("--nbest") != std::string::npos);
     CHECK(error_of({"no-such-run", "--what-if-steps", "-1"})
               .find("--what-if-steps: expected S >= 0, got -1") != std::string::npos);
-    CHECK(error_of({"no-such-run", "--test", "a.tsv", "--input", "b.txt"})
-              .find("not both") != std::string::npos);
+    CHECK(error_of({"no-such-run", "--test", "a.tsv", "--input", "b.txt"}).find("not both") !=
+          std::string::npos);
     const std::string unwritable = "/nonexistent-folder/sub/explore.html";
     const std::string e = error_of({"no-such-run", "--out", unwritable});
     CHECK(e.find(unwritable) != std::string::npos);

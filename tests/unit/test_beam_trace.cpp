@@ -303,7 +303,8 @@ TEST_CASE("forced prefix on a random model: the prefix is scored as teacher forc
     }
     // The second sentence has no prefix: the same result as without any.
     REQUIRE(forced[1].size() == free_run[1].size());
-    for (size_t r = 0; r < forced[1].size(); ++r) CHECK(forced[1][r].tokens == free_run[1][r].tokens);
+    for (size_t r = 0; r < forced[1].size(); ++r)
+        CHECK(forced[1][r].tokens == free_run[1][r].tokens);
     // Teacher-forcing the best forced hypothesis gives its log-prob.
     NoGradGuard no_grad;
     DecoderState state = model.initial_state({0}, {4});
