@@ -1,5 +1,6 @@
 #include "apps/explore_html.h"
 
+#include "apps/plot.h"
 #include "autograd/tensor.h"
 
 namespace seqgrad {
@@ -11,33 +12,6 @@ const char* const kPage =
     ;
 
 }  // namespace
-
-std::string escape_html(const std::string& text) {
-    std::string out;
-    out.reserve(text.size());
-    for (char c : text) {
-        switch (c) {
-            case '&':
-                out += "&amp;";
-                break;
-            case '<':
-                out += "&lt;";
-                break;
-            case '>':
-                out += "&gt;";
-                break;
-            case '"':
-                out += "&quot;";
-                break;
-            case '\'':
-                out += "&#39;";
-                break;
-            default:
-                out += c;
-        }
-    }
-    return out;
-}
 
 std::string json_for_script(const nlohmann::json& data) {
     // Invalid UTF-8 cannot reach here (inputs are checked), but never throw mid-page for it.
@@ -69,7 +43,7 @@ std::string explore_page(const nlohmann::json& data, const std::string& title) {
     if (at_title == std::string::npos || at_data == std::string::npos || at_data < at_title)
         throw Error("explore: the page template lacks its placeholders (apps/explore_page.html)");
     // Cut the template at the placeholders, so that nothing inserted is searched again.
-    return page.substr(0, at_title) + escape_html(title) +
+    return page.substr(0, at_title) + plot::xml_escape(title) +
            page.substr(at_title + title_mark.size(), at_data - at_title - title_mark.size()) +
            json_for_script(data) + page.substr(at_data + data_mark.size());
 }

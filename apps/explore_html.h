@@ -8,15 +8,12 @@
 
 namespace seqgrad {
 
-// `text` with & < > " ' written as character references: safe as HTML text and attribute value.
-std::string escape_html(const std::string& text);
-
 // `data` as JSON that can sit inside <script type="application/json">: every "<", ">" and "&"
 // (they only occur inside strings) is written as \u003c, \u003e, \u0026, so no string can end
 // the script element ("</script>") or open a comment ("<!--"); JSON.parse reads it back as is.
 std::string json_for_script(const nlohmann::json& data);
 
-// The whole self-contained page.
+// The whole self-contained page (the title escaped by plot::xml_escape).
 std::string explore_page(const nlohmann::json& data, const std::string& title);
 
 }  // namespace seqgrad
