@@ -211,13 +211,18 @@ json training_curves(const std::string& metrics_path) {
         json j = json::parse(line, nullptr, false);
         if (j.is_discarded() || !j.is_object())
             throw Error(fmt::format("{}:{}: not a JSON object", metrics_path, number_of_line));
-        const std::string type = j.value("type", "");
+        // A field that is missing or not a number (a NaN loss is logged as null) becomes null.
+        auto field = [&](const char* key, double scale = 1e4) -> json {
+            return j.contains(key) && j[key].is_number() ? number(j[key].get<double>(), scale)
+                                                         : json(nullptr);
+        };
+        const json type = j.value("type", json(""));
         if (type == "train") {
-            json row = {{"step", j.value("step", 0)},
-                        {"loss", number(j.value("loss", 0.0))},
-                        {"lr", j.value("lr", 0.0)},
-                        {"grad_norm", number(j.value("grad_norm", 0.0))},
-                        {"clipped", j.value("clipped", false)}};
+            json row = {{"step", field("step", 1)},
+                        {"loss", field("loss")},
+                        {"lr", j.contains("lr") && j["lr"].is_number() ? j["lr"] : json(nullptr)},
+                        {"grad_norm", field("grad_norm")},
+                        {"clipped", j.contains("clipped") && j["clipped"] == true}};
             if (j.contains("grad_norms") && j["grad_norms"].is_object()) {
                 json modules;
                 for (auto& [name, value] : j["grad_norms"].items())
@@ -226,10 +231,9 @@ json training_curves(const std::string& metrics_path) {
             }
             train.push_back(row);
         } else if (type == "valid") {
-            json row = {{"step", j.value("step", 0)}, {"loss", number(j.value("loss", 0.0))}};
+            json row = {{"step", field("step", 1)}, {"loss", field("loss")}};
             for (const char* metric : {"bleu", "accuracy"})
-                if (j.contains(metric) && j[metric].is_number())
-                    row[metric] = number(j[metric].get<double>(), 1e2);
+                if (j.contains(metric) && j[metric].is_number()) row[metric] = field(metric, 1e2);
             valid.push_back(row);
         }
     }

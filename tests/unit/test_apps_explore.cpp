@@ -38,7 +38,7 @@ TEST_CASE("explore_page fills the title and the data once, whatever they contain
     CHECK(page.find("https://") == std::string::npos);
 }
 
-TEST_CASE("training_curves reads metrics.jsonl; a bad line names the file and line") {
+TEST_CASE("training_curves reads metrics.jsonl and names the file and line of a bad line") {
     const std::string path = (std::filesystem::temp_directory_path() /
                               ("seqgrad_explore_metrics_" + std::to_string(::getpid()) + ".jsonl"))
                                  .string();
@@ -49,16 +49,19 @@ TEST_CASE("training_curves reads metrics.jsonl; a bad line names the file and li
         << R"({"type":"valid","step":10,"loss":2.25,"bleu":12.345})"
         << "\n"
         << R"({"type":"test","step":10})"
+        << "\n"
+        << R"({"type":"train","step":20,"loss":null,"lr":0.001,"grad_norm":null})"
         << "\n";
     nlohmann::json curves = training_curves(path);
-    REQUIRE(curves["train"].size() == 1);
+    REQUIRE(curves["train"].size() == 2);
+    CHECK(curves["train"][1]["loss"].is_null());  // a NaN loss is logged as null: no crash
     CHECK(curves["train"][0]["clipped"] == true);
     CHECK(curves["train"][0]["grad_norms"]["decoder"] == 2.0);
     REQUIRE(curves["valid"].size() == 1);
     CHECK(curves["valid"][0]["bleu"] == doctest::Approx(12.35));
     CHECK(training_curves(path + ".missing")["train"].empty());
     std::ofstream(path, std::ios::app) << "{not json\n";
-    const std::string expected = path + ":4: not a JSON object";
+    const std::string expected = path + ":5: not a JSON object";
     CHECK_THROWS_WITH(training_curves(path), doctest::Contains(expected.c_str()));
     std::filesystem::remove(path);
 }
