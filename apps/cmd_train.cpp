@@ -18,7 +18,8 @@ const char* kHelp = R"(usage: seqgrad train CONFIG [--set key.path=value ...] [-
 
 Trains a model as CONFIG says and writes into its output.run_dir: config.json (the config
 actually used), vocab.source.json, vocab.target.json, metrics.jsonl, best.safetensors,
-last.safetensors and loss.svg. Ctrl-C finishes the current step, writes `last` and exits.
+last.safetensors, loss.svg and explore.html (`seqgrad explore` of the first output.explore
+test sentences; 0 turns it off). Ctrl-C finishes the current step, writes `last` and exits.
 --resume continues from RUN_DIR/last.safetensors with RUN_DIR/config.json (plus --set).
 )";
 
