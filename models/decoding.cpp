@@ -64,6 +64,12 @@
 // Results: finished (plus, after b, unfinished) hypotheses sorted by score, best first, at most
 // nbest of them (nbest <= K: a sentence never has more than K hypotheses).
 //
+// Extras (BeamSearchExtras), off by default. A forced prefix makes its next token the only
+// candidate of step 2 until the prefix is consumed (one live beam, no masks). The trace
+// (models/beam_trace.h) is recorded in steps 2-3: each expanded beam's most probable tokens
+// become child nodes with the reason they were masked, selection marks the survivors, and the
+// stopping rule and the final ranking give the last statuses and the n-best ranks.
+//
 // ======================================== Greedy ==============================================
 //
 // The same with K = 1, written plainly: each row takes its best allowed token; a row that
