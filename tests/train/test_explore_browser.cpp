@@ -228,7 +228,8 @@ TEST_CASE("explore files open in headless Chromium: views drawn, no error, hosti
 }
 
 TEST_CASE(
-    "explore's greedy and n-best are translate's; a run without a test split says what to pass") {
+    "explore's greedy and n-best are translate's, and a run without a test split says what to "
+    "pass") {
     const std::string work = temp_dir("data");
     TrainOptions quiet;
     quiet.quiet = true;
@@ -263,6 +264,34 @@ TEST_CASE(
             CHECK(s["nbest"][r]["tokens"] == nlohmann::json(beam[i].nbest[r].tokens));
         CHECK(data["meta"]["beam_size"] == 5);
     }
+
+    // `seqgrad translate --trace`: one JSON line per input, its n-best equal to the trace's;
+    // `--prefix` forces the start of every output.
+    write_file(work + "/lines.txt", sources[0] + "\n\n" + sources[1] + "\n");
+    const std::string trace_path = work + "/trace.jsonl";
+    CHECK(cmd_translate({c.output.run_dir, "--input", work + "/lines.txt", "--beam", "3", "--nbest",
+                         "2", "--trace", trace_path}) == 0);
+    std::istringstream lines(read_file(trace_path));
+    std::vector<nlohmann::json> traced;
+    for (std::string line; std::getline(lines, line);)
+        traced.push_back(nlohmann::json::parse(line));
+    REQUIRE(traced.size() == 3);
+    CHECK(traced[1]["empty"] == true);
+    for (size_t i : {size_t(0), size_t(2)}) {
+        const nlohmann::json& t = traced[i]["trace"];
+        CHECK(t["beam_size"] == 3);
+        REQUIRE(t["nbest_nodes"].size() == traced[i]["nbest"].size());
+        const int best = t["nbest_nodes"][0];
+        CHECK(t["nodes"]["rank"][size_t(best)] == 1);
+        CHECK(t["nodes"]["status"][size_t(best)] ==
+              (traced[i]["nbest"][0]["finished"] == true ? "finished" : "unfinished"));
+        CHECK(t["predicted_ids"].size() == traced[i]["nbest"][0]["tokens"].size());
+    }
+    std::vector<Translation> forced =
+        translate(*run.model, run.task, {sources[0]}, options, TranslateExtras{{{5, 6}}, false});
+    CHECK(std::vector<int32_t>(forced[0].nbest[0].tokens.begin(),
+                               forced[0].nbest[0].tokens.begin() + 2) ==
+          std::vector<int32_t>{5, 6});
 
     // A TSV run whose config has no data.test, and no --test: the error says what to pass.
     Config tsv = tiny_config(work + "/tsv", "tsv", "bahdanau");
