@@ -200,6 +200,134 @@ json trace_for_page(const BeamTrace& trace, const DecodeOptions& options) {
     return j;
 }
 
+// The texts of the target ids the file uses (the page looks tokens up there).
+struct TokenTexts {
+    const Vocab& vocab;
+    std::map<int32_t, std::string> used;
+    void note(int32_t id) { used.emplace(id, display_token(vocab.token(id))); }
+    void note(const std::vector<int32_t>& ids) {
+        for (int32_t id : ids) note(id);
+    }
+};
+
+// One sentence: its decodings, scores, tree; `reference` is null without references.
+json sentence_json(const LoadedRun& run, const std::string& source, const std::string* reference,
+                   const Translation& b, const Translation& g, const DecodeOptions& options,
+                   TokenTexts& tokens) {
+    json s;
+    s["source"] = source;
+    if (reference) s["reference"] = *reference;
+    if (b.source_tokens.empty() || b.nbest.empty() || g.nbest.empty()) {
+        s["empty"] = true;
+        return s;
+    }
+    const std::vector<std::string> labels = source_labels(run, b);
+    json shown_labels = json::array();
+    for (const std::string& l : labels) shown_labels.push_back(display_token(l));
+    s["source_tokens"] = shown_labels;
+    s["greedy"] = hypothesis_json(run, g.nbest[0], options, labels, true);
+    tokens.note(g.nbest[0].tokens);
+    json nbest = json::array();
+    for (const Hypothesis& h : b.nbest) {
+        nbest.push_back(hypothesis_json(run, h, options, labels, nbest.empty()));
+        tokens.note(h.tokens);
+    }
+    s["nbest"] = nbest;
+    for (const TraceNode& node : b.trace.nodes)
+        if (node.token >= 0) tokens.note(node.token);
+    s["trace"] = trace_for_page(b.trace, options);
+    s["diverge"] = first_difference(g.nbest[0].tokens, b.nbest[0].tokens);
+    if (reference) {
+        const std::vector<std::string> ref = {*reference};
+        s["bleu"] = {{"greedy", number(sentence_bleu(g.text, ref).score, 1e2)},
+                     {"beam", number(sentence_bleu(b.text, ref).score, 1e2)}};
+        s["chrf"] = {{"greedy", number(sentence_chrf(g.text, ref).score, 1e2)},
+                     {"beam", number(sentence_chrf(b.text, ref).score, 1e2)}};
+    }
+    s["what_if"] = json::array();
+    return s;
+}
+
+// What-if: every alternative of every sentence, decoded in one go with forced prefixes, and
+// added to its sentence's "what_if" list.
+void add_what_ifs(const LoadedRun& run, const std::vector<std::string>& sources,
+                  const std::vector<Translation>& beams, const ExploreOptions& options,
+                  const DecodeOptions& beam, json& sentences, TokenTexts& tokens) {
+    std::vector<WhatIf> questions;
+    for (size_t i = 0; i < sources.size(); ++i)
+        for (WhatIf& q : what_if_questions(i, beams[i].trace, options.what_if_steps,
+                                           options.what_if_alternatives))
+            questions.push_back(std::move(q));
+    std::vector<std::string> what_if_sources;
+    TranslateExtras forced;
+    for (const WhatIf& q : questions) {
+        what_if_sources.push_back(sources[q.sentence]);
+        forced.forced_prefixes.push_back(q.prefix);
+    }
+    DecodeOptions what_if_options = beam;
+    what_if_options.nbest = 1;
+    what_if_options.keep_attention = false;
+    const std::vector<Translation> answers = decode_with_progress(
+        run, what_if_sources, what_if_options, forced, options.progress, "what-if");
+    for (size_t q = 0; q < questions.size(); ++q) {
+        const WhatIf& w = questions[q];
+        if (answers[q].nbest.empty()) continue;
+        const Hypothesis& h = answers[q].nbest[0];
+        tokens.note(h.tokens);
+        sentences[w.sentence]["what_if"].push_back({{"step", w.step},
+                                                    {"token", w.token},
+                                                    {"token_log_prob", number(w.token_log_prob)},
+                                                    {"tokens", h.tokens},
+                                                    {"text", run.task.decode_target(h.tokens)},
+                                                    {"log_prob", number(h.log_prob)},
+                                                    {"score", number(h.score)},
+                                                    {"finished", h.finished}});
+    }
+}
+
+// Corpus BLEU and chrF (and accuracy for dates) of both decodings; empty without references.
+json corpus_scores(const LoadedRun& run, const std::vector<std::string>& references,
+                   const std::vector<std::string>& greedy_texts,
+                   const std::vector<std::string>& beam_texts) {
+    json corpus = json::object();
+    if (references.empty()) return corpus;
+    BleuOptions bleu_options;
+    ChrfOptions chrf_options;
+    for (auto [name, texts] :
+         {std::pair{"greedy", &greedy_texts}, std::pair{"beam", &beam_texts}}) {
+        const BleuScore bleu = corpus_bleu(*texts, {references}, bleu_options);
+        json c = {{"bleu", number(bleu.score, 1e2)},
+                  {"bleu_line", bleu.format(2)},
+                  {"chrf", number(corpus_chrf(*texts, {references}, chrf_options).score, 1e2)}};
+        if (run.task.is_dates())
+            c["accuracy"] = number(100 * exact_match_accuracy(*texts, references), 1e2);
+        corpus[name] = c;
+    }
+    corpus["bleu_signature"] = bleu_signature(bleu_options, 1);
+    corpus["chrf_signature"] = chrf_signature(chrf_options, 1);
+    return corpus;
+}
+
+json meta_json(const LoadedRun& run, const std::string& run_dir, const ExploreInput& input,
+               const ExploreOptions& options, const DecodeOptions& beam) {
+    const char* penalties[] = {"none", "average", "gnmt"};
+    return {{"run_dir", run_dir},
+            {"checkpoint", run.checkpoint_path},
+            {"task", run.task.is_dates() ? std::string("dates") : run.config.data.task},
+            {"tokenizer", run.config.data.tokenizer},
+            {"attention", run.config.model.attention},
+            {"hidden_size", run.config.model.hidden_size},
+            {"origin", input.origin},
+            {"sentences", input.sources.size()},
+            {"available", input.available},
+            {"beam_size", beam.beam_size},
+            {"nbest", beam.nbest},
+            {"alpha", beam.alpha},
+            {"length_penalty", penalties[int(beam.length_penalty)]},
+            {"max_length", beam.max_length},
+            {"what_if_steps", options.what_if_steps}};
+}
+
 }  // namespace
 
 json training_curves(const std::string& metrics_path) {
@@ -242,145 +370,38 @@ json training_curves(const std::string& metrics_path) {
 
 json explore_data(const LoadedRun& run, const std::string& run_dir, const ExploreInput& input,
                   const ExploreOptions& options) {
-    const size_t n = input.sources.size();
-    const bool has_references = !input.references.empty();
     DecodeOptions beam = options.decode;
     beam.keep_attention = true;
     DecodeOptions greedy = beam;
     greedy.beam_size = greedy.nbest = 1;
-
     TranslateExtras traced;
     traced.trace = true;
-    std::vector<Translation> beams =
+    const std::vector<Translation> beams =
         decode_with_progress(run, input.sources, beam, traced, options.progress, "beam search");
-    std::vector<Translation> greedies =
+    const std::vector<Translation> greedies =
         decode_with_progress(run, input.sources, greedy, {}, options.progress, "greedy");
 
-    // What-if: every alternative of every sentence, decoded in one go with forced prefixes.
-    std::vector<WhatIf> questions;
-    for (size_t i = 0; i < n; ++i)
-        for (WhatIf& q : what_if_questions(i, beams[i].trace, options.what_if_steps,
-                                           options.what_if_alternatives))
-            questions.push_back(std::move(q));
-    std::vector<std::string> what_if_sources;
-    TranslateExtras forced;
-    for (const WhatIf& q : questions) {
-        what_if_sources.push_back(input.sources[q.sentence]);
-        forced.forced_prefixes.push_back(q.prefix);
-    }
-    DecodeOptions what_if_options = beam;
-    what_if_options.nbest = 1;
-    what_if_options.keep_attention = false;
-    std::vector<Translation> answers = decode_with_progress(run, what_if_sources, what_if_options,
-                                                            forced, options.progress, "what-if");
-
-    std::map<int32_t, std::string> target_tokens;  // the texts of the ids the file uses
-    auto note_tokens = [&](const std::vector<int32_t>& ids) {
-        for (int32_t id : ids)
-            target_tokens.emplace(id, display_token(run.task.target_vocab.token(id)));
-    };
-
+    TokenTexts tokens{run.task.target_vocab, {}};
+    // The model reads normalised text: the references are scored normalised alike.
     std::vector<std::string> references, greedy_texts, beam_texts;
+    for (const std::string& raw : input.references)
+        references.push_back(run.task.pipeline.join(run.task.pipeline.tokens(raw)));
     json sentences = json::array();
-    for (size_t i = 0; i < n; ++i) {
-        const Translation& b = beams[i];
-        const Translation& g = greedies[i];
-        json s;
-        s["source"] = input.sources[i];
-        if (has_references) {
-            const std::string& raw = input.references[i];
-            references.push_back(run.task.pipeline.join(run.task.pipeline.tokens(raw)));
-            s["reference"] = references.back();
-        }
-        greedy_texts.push_back(g.text);
-        beam_texts.push_back(b.text);
-        if (b.source_tokens.empty() || b.nbest.empty() || g.nbest.empty()) {
-            s["empty"] = true;
-            sentences.push_back(s);
-            continue;
-        }
-        std::vector<std::string> labels = source_labels(run, b);
-        json shown_labels = json::array();
-        for (const std::string& l : labels) shown_labels.push_back(display_token(l));
-        s["source_tokens"] = shown_labels;
-        s["greedy"] = hypothesis_json(run, g.nbest[0], beam, labels, true);
-        note_tokens(g.nbest[0].tokens);
-        json nbest = json::array();
-        for (const Hypothesis& h : b.nbest) {
-            nbest.push_back(hypothesis_json(run, h, beam, labels, nbest.empty()));
-            note_tokens(h.tokens);
-        }
-        s["nbest"] = nbest;
-        for (const TraceNode& node : b.trace.nodes)
-            if (node.token >= 0)
-                target_tokens.emplace(node.token,
-                                      display_token(run.task.target_vocab.token(node.token)));
-        s["trace"] = trace_for_page(b.trace, beam);
-        s["diverge"] = first_difference(g.nbest[0].tokens, b.nbest[0].tokens);
-        if (has_references) {
-            const std::vector<std::string> ref = {references.back()};
-            s["bleu"] = {{"greedy", number(sentence_bleu(g.text, ref).score, 1e2)},
-                         {"beam", number(sentence_bleu(b.text, ref).score, 1e2)}};
-            s["chrf"] = {{"greedy", number(sentence_chrf(g.text, ref).score, 1e2)},
-                         {"beam", number(sentence_chrf(b.text, ref).score, 1e2)}};
-        }
-        s["what_if"] = json::array();
-        sentences.push_back(s);
+    for (size_t i = 0; i < input.sources.size(); ++i) {
+        sentences.push_back(sentence_json(run, input.sources[i],
+                                          references.empty() ? nullptr : &references[i], beams[i],
+                                          greedies[i], beam, tokens));
+        greedy_texts.push_back(greedies[i].text);
+        beam_texts.push_back(beams[i].text);
     }
-    for (size_t q = 0; q < questions.size(); ++q) {
-        const WhatIf& w = questions[q];
-        if (answers[q].nbest.empty()) continue;
-        const Hypothesis& h = answers[q].nbest[0];
-        note_tokens(h.tokens);
-        sentences[w.sentence]["what_if"].push_back({{"step", w.step},
-                                                    {"token", w.token},
-                                                    {"token_log_prob", number(w.token_log_prob)},
-                                                    {"tokens", h.tokens},
-                                                    {"text", run.task.decode_target(h.tokens)},
-                                                    {"log_prob", number(h.log_prob)},
-                                                    {"score", number(h.score)},
-                                                    {"finished", h.finished}});
-    }
+    add_what_ifs(run, input.sources, beams, options, beam, sentences, tokens);
 
-    json corpus = json::object();
-    if (has_references && n > 0) {
-        BleuOptions bleu_options;
-        ChrfOptions chrf_options;
-        for (auto [name, texts] :
-             {std::pair{"greedy", &greedy_texts}, std::pair{"beam", &beam_texts}}) {
-            json c = {{"bleu", number(corpus_bleu(*texts, {references}, bleu_options).score, 1e2)},
-                      {"bleu_line", corpus_bleu(*texts, {references}, bleu_options).format(2)},
-                      {"chrf", number(corpus_chrf(*texts, {references}, chrf_options).score, 1e2)}};
-            if (run.task.is_dates())
-                c["accuracy"] = number(100 * exact_match_accuracy(*texts, references), 1e2);
-            corpus[name] = c;
-        }
-        corpus["bleu_signature"] = bleu_signature(bleu_options, 1);
-        corpus["chrf_signature"] = chrf_signature(chrf_options, 1);
-    }
-
-    json tokens = json::object();
-    for (const auto& [id, text] : target_tokens) tokens[std::to_string(id)] = text;
-    const char* penalties[] = {"none", "average", "gnmt"};
-    json meta = {{"run_dir", run_dir},
-                 {"checkpoint", run.checkpoint_path},
-                 {"task", run.task.is_dates() ? std::string("dates") : run.config.data.task},
-                 {"tokenizer", run.config.data.tokenizer},
-                 {"attention", run.config.model.attention},
-                 {"hidden_size", run.config.model.hidden_size},
-                 {"origin", input.origin},
-                 {"sentences", n},
-                 {"available", input.available},
-                 {"beam_size", beam.beam_size},
-                 {"nbest", beam.nbest},
-                 {"alpha", beam.alpha},
-                 {"length_penalty", penalties[int(beam.length_penalty)]},
-                 {"max_length", beam.max_length},
-                 {"what_if_steps", options.what_if_steps}};
-    return {{"meta", meta},
-            {"corpus", corpus},
+    json texts = json::object();
+    for (const auto& [id, text] : tokens.used) texts[std::to_string(id)] = text;
+    return {{"meta", meta_json(run, run_dir, input, options, beam)},
+            {"corpus", corpus_scores(run, references, greedy_texts, beam_texts)},
             {"sentences", sentences},
-            {"target_tokens", tokens},
+            {"target_tokens", texts},
             {"training", training_curves(run_dir + "/metrics.jsonl")}};
 }
 
