@@ -18,7 +18,8 @@ const char* kHelp = R"(usage: seqgrad train CONFIG [--set key.path=value ...] [-
 
 Trains a model as CONFIG says and writes into its output.run_dir: config.json (the config
 actually used), vocab.source.json, vocab.target.json, metrics.jsonl, best.safetensors,
-last.safetensors and loss.svg. Ctrl-C finishes the current step, writes `last` and exits.
+last.safetensors, loss.svg and explore.html (`seqgrad explore` of the first output.explore
+test sentences; 0 turns it off). Ctrl-C finishes the current step, writes `last` and exits.
 --resume continues from RUN_DIR/last.safetensors with RUN_DIR/config.json (plus --set).
 )";
 
@@ -46,6 +47,28 @@ void write_loss_plot(const std::string& run_dir) {
     p.log_y = true;
     p.series = {train, valid};
     plot::write_file_atomic(run_dir + "/loss.svg", plot::line_plot_svg(p));
+}
+
+// After training: RUN_DIR/explore.html for the first output.explore test sentences (0 = off).
+// A failure here does not fail the run (the model is saved); it says what to run instead.
+static void write_run_explore(const Config& config) {
+    if (config.output.explore <= 0) return;
+    ExploreRequest request;
+    request.run_dir = config.output.run_dir;
+    request.limit = config.output.explore;
+    request.progress = false;
+    try {
+        const ExploreReport r = run_explore(request);
+        fmt::print(
+            "open {} in a browser: the test sentences, their beam-search trees, attention "
+            "and the training curves ({:.1f} MB, {} sentences; output.explore sets how "
+            "many, 0 turns it off)\n",
+            r.path, double(r.bytes) / (1024 * 1024), r.sentences);
+    } catch (const std::exception& e) {
+        fmt::print(stderr,
+                   "explore.html not written: {}\n(run `seqgrad explore {} --test FILE.tsv`)\n",
+                   e.what(), config.output.run_dir);
+    }
 }
 
 int cmd_train(const Argv& argv) {
@@ -84,6 +107,7 @@ int cmd_train(const Argv& argv) {
     if (s.stopped_early) fmt::print(" (early stop)");
     fmt::print("\n");
     fmt::print("run directory: {}\n", config.output.run_dir);
+    if (!s.interrupted) write_run_explore(config);
     return s.interrupted ? 130 : 0;
 }
 

@@ -10,6 +10,7 @@
 
 #include "apps/args.h"
 #include "apps/commands.h"
+#include "apps/plot.h"
 #include "apps/run_args.h"
 #include "autograd/tensor.h"
 #include "data/utf8.h"
@@ -22,6 +23,7 @@ namespace {
 const char* kHelp =
     R"(usage: seqgrad translate RUN_DIR [--input FILE] [--beam K] [--alpha A] [--nbest N]
                          [--max-length L] [--checkpoint best|last]
+                         [--prefix "target words"] [--trace FILE.jsonl]
 
 Translates sentences, one per line, read from stdin (or FILE) with the model trained in
 RUN_DIR, and writes one translation per line to stdout, in input order. Input lines go through
@@ -38,6 +40,11 @@ options (defaults: the run's config, section "decode"):
   --nbest N         print the N best hypotheses per input; needs N <= K, and K defaults to N
   --max-length L    at most L output tokens, EOS included  (decode.max_length)
   --checkpoint W    best (default; falls back to last when there is none) or last
+  --prefix TEXT     force every translation to start with TEXT (target language, through
+                    the target text pipeline; words the model does not know become <unk>)
+                    and decode the rest: "what would the model say after these words?"
+  --trace FILE      write the beam-search tree of every input as one JSON line to FILE
+                    (schema: docs/beam-search.md), written atomically at the end
 
 With --nbest N > 1, each input gives a block of up to N lines
     RANK<TAB>SCORE<TAB>LOGPROB<TAB>translation
@@ -46,10 +53,54 @@ by; LOGPROB the total log-probability), and every block ends with a blank line, 
 separated by blank lines and an empty input gives just the blank line.
 )";
 
+// --prefix and --trace; `traced` collects the JSON lines of --trace.
+struct TranslateRequest {
+    std::vector<int32_t> forced_prefix;  // target ids, empty = none
+    bool trace = false;
+    std::vector<std::string> traced;
+    size_t lines_done = 0;  // input lines before this batch (for the line numbers)
+};
+
+// One --trace line: the input, its n-best and the beam-search tree.
+std::string trace_line(const LoadedRun& run, size_t line, const std::string& source,
+                       const Translation& t) {
+    nlohmann::json j;
+    j["line"] = line;
+    j["source"] = source;
+    j["source_tokens"] = t.source_tokens;
+    if (t.source_tokens.empty()) {
+        j["empty"] = true;
+        return j.dump() + "\n";
+    }
+    std::vector<std::string> text;
+    for (size_t id = 0; id < run.task.target_vocab.size(); ++id)
+        text.push_back(run.task.target_vocab.token(int32_t(id)));
+    nlohmann::json nbest = nlohmann::json::array();
+    for (const Hypothesis& h : t.nbest)
+        nbest.push_back({{"tokens", h.tokens},
+                         {"text", run.task.decode_target(h.tokens)},
+                         {"score", h.score},
+                         {"log_prob", h.log_prob},
+                         {"finished", h.finished}});
+    j["nbest"] = nbest;
+    j["trace"] = beam_trace_json(t.trace, text);
+    return j.dump() + "\n";
+}
+
 // Writes the translations of `lines`, as the help text above describes.
 void print_translations(const LoadedRun& run, const DecodeOptions& options,
-                        const std::vector<std::string>& lines, int nbest, std::ostream& out) {
-    std::vector<Translation> translations = translate(*run.model, run.task, lines, options);
+                        const std::vector<std::string>& lines, int nbest, std::ostream& out,
+                        TranslateRequest& request) {
+    TranslateExtras extras;
+    extras.trace = request.trace;
+    if (!request.forced_prefix.empty())
+        extras.forced_prefixes.assign(lines.size(), request.forced_prefix);
+    std::vector<Translation> translations = translate(*run.model, run.task, lines, options, extras);
+    if (request.trace)
+        for (size_t i = 0; i < lines.size(); ++i)
+            request.traced.push_back(
+                trace_line(run, request.lines_done + i + 1, lines[i], translations[i]));
+    request.lines_done += lines.size();
     for (const Translation& t : translations) {
         if (nbest <= 1) {
             out << t.text << '\n';
@@ -81,7 +132,9 @@ std::vector<std::string> read_utf8_lines(std::istream& in, const std::string& na
 }
 
 int cmd_translate(const Argv& argv) {
-    Args args(argv, {"input", "beam", "alpha", "nbest", "max-length", "checkpoint"}, {"help"});
+    Args args(argv,
+              {"input", "beam", "alpha", "nbest", "max-length", "checkpoint", "prefix", "trace"},
+              {"help"});
     if (args.has("help")) {
         fmt::print("{}", kHelp);
         return 0;
@@ -105,6 +158,26 @@ int cmd_translate(const Argv& argv) {
         throw Error(fmt::format("--max-length: expected L >= 1, got {}", options.max_length));
     options.keep_attention = false;  // not printed; saves memory on long inputs
 
+    TranslateRequest request;
+    request.trace = args.has("trace");
+    if (args.has("prefix")) {
+        const std::string prefix = args.get("prefix");
+        if (size_t at = find_invalid_utf8(prefix); at != std::string::npos)
+            throw Error(fmt::format("--prefix: not valid UTF-8 (byte {})", at + 1));
+        request.forced_prefix =
+            run.task.target_vocab.encode(run.task.pipeline.tokens(prefix), /*add_eos=*/false);
+        if (request.forced_prefix.empty())
+            throw Error("--prefix: the prefix is empty after normalisation");
+    }
+    auto write_trace = [&] {
+        if (!request.trace) return;
+        std::string contents;
+        for (const std::string& line : request.traced) contents += line;
+        plot::write_file_atomic(args.get("trace"), contents);
+        fmt::print(stderr, "beam-search trace of {} lines written to {}\n", request.traced.size(),
+                   args.get("trace"));
+    };
+
     const bool from_file = args.has("input");
     std::ifstream file;
     if (from_file) {
@@ -122,24 +195,26 @@ int cmd_translate(const Argv& argv) {
             std::vector<std::string> lines = read_utf8_lines(one, name);
             if (lines.empty()) lines.push_back("");
             try {
-                print_translations(run, options, lines, nbest, std::cout);
+                print_translations(run, options, lines, nbest, std::cout, request);
             } catch (const std::exception& e) {
                 fmt::print(stderr, "line {}: {}\n", number, e.what());
             }
             std::cout.flush();
         }
+        write_trace();
         return 0;
     }
 
     std::vector<std::string> lines = read_utf8_lines(in, name);
     auto start = std::chrono::steady_clock::now();
-    print_translations(run, options, lines, nbest, std::cout);
+    print_translations(run, options, lines, nbest, std::cout, request);
     std::cout.flush();
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     fmt::print(stderr, "translated {} lines in {:.2f}s ({:.1f} sentences/s, beam {})\n",
                lines.size(), seconds, double(lines.size()) / std::max(seconds, 1e-9),
                options.beam_size);
+    write_trace();
     return 0;
 }
 

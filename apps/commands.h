@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <istream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,23 @@ int cmd_translate(const Argv& args);
 int cmd_eval(const Argv& args);
 int cmd_attention(const Argv& args);
 int cmd_bleu(const Argv& args);
+int cmd_explore(const Argv& args);
+
+// explore: what to show (0 = the default for beam and nbest, NaN alpha = the run's).
+struct ExploreRequest {
+    std::string run_dir, out, test, input, checkpoint = "best";
+    int limit = 100, beam = 0, nbest = 0, what_if_steps = 3;
+    double alpha = std::numeric_limits<double>::quiet_NaN();
+    bool progress = true;
+};
+struct ExploreReport {
+    std::string path;
+    size_t bytes = 0, sentences = 0, available = 0;
+    std::string left_out;  // what --limit left out, in words; empty when nothing
+};
+// Writes the explore file atomically (default RUN_DIR/explore.html). Throws seqgrad::Error
+// naming the option, path or file on bad input.
+ExploreReport run_explore(const ExploreRequest& request);
 
 // translate: the lines of `in`, without line ends; throws naming `name` and the 1-based line
 // number on a line that is not valid UTF-8.

@@ -16,10 +16,13 @@ commands:
   train CONFIG [--set key.path=value ...] [--quiet]   train a model from a JSON config
   train --resume RUN_DIR [--set ...]                  continue a stopped run
   translate RUN_DIR [--input FILE] [--beam K] [--alpha A] [--nbest N]
-                                                      translate lines from stdin
+            [--prefix TEXT] [--trace FILE.jsonl]      translate lines from stdin
   eval RUN_DIR [--test FILE.tsv] [--beam K] [--out FILE]
                                                       BLEU / accuracy on a test set
   attention RUN_DIR "a sentence" [--out heat.svg]     attention heatmap and diagnosis
+  explore RUN_DIR [--test FILE.tsv] [--limit N] [--out FILE.html]
+                                                      one offline HTML file: corpus, beam
+                                                      trees, attention, what-if, training
   bleu REF [REF2 ...] < HYPS                          sacreBLEU-compatible BLEU
   gradcheck [--only NAME] [--eps E] [--atol A] [--rtol R]
                                                       double-precision gradient checks
@@ -41,6 +44,7 @@ int main(int argc, char** argv) {
         {"eval", cmd_eval},
         {"attention", cmd_attention},
         {"bleu", cmd_bleu},
+        {"explore", cmd_explore},
     };
     if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
         fmt::print("{}", kUsage);

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "apps/args.h"
+#include "data/corpus.h"
 #include "models/run.h"
 #include "models/translator.h"
 
@@ -18,5 +20,11 @@ LoadedRun load_run_from_args(const Args& args, const std::string& run_dir);
 // `default_beam`, or decode.beam_size when that is 0. Throws seqgrad::Error on K < 1.
 DecodeOptions decode_options_from_args(const Args& args, const LoadedRun& run,
                                        int default_beam = 0);
+
+// The test pairs of a run: --test FILE.tsv (columns as data.source_column says), else the date
+// task's held-out split (generated as in training) or data.test of a TSV task. `origin` tells
+// where they came from. Throws seqgrad::Error saying what to pass when there is none.
+std::vector<SentencePair> load_test_set(const Args& args, const Config& config,
+                                        std::string& origin);
 
 }  // namespace seqgrad

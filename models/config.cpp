@@ -216,6 +216,7 @@ Config Config::from_json(const json& j, const std::string& source) {
     {
         SectionReader r(j, "output", source);
         r.string("run_dir", c.output.run_dir);
+        r.integer("explore", c.output.explore, 0, 100000);
         r.finish();
         if (c.output.run_dir.empty())
             throw Error(fmt::format("{}: output.run_dir: expected a non-empty path", source));
@@ -286,7 +287,7 @@ json Config::to_json() const {
           {"length_penalty", decode.length_penalty},
           {"max_length", decode.max_length},
           {"max_length_factor", decode.max_length_factor}}},
-        {"output", {{"run_dir", output.run_dir}}},
+        {"output", {{"run_dir", output.run_dir}, {"explore", output.explore}}},
     };
 }
 

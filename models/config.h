@@ -79,6 +79,9 @@ struct DecodeConfig {
 
 struct OutputConfig {
     std::string run_dir = "runs/run";
+    // After training, `seqgrad explore` of this many test sentences is written to
+    // RUN_DIR/explore.html; 0 = do not write it.
+    int explore = 50;
 };
 
 struct Config {

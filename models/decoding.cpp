@@ -64,6 +64,12 @@
 // Results: finished (plus, after b, unfinished) hypotheses sorted by score, best first, at most
 // nbest of them (nbest <= K: a sentence never has more than K hypotheses).
 //
+// Extras (BeamSearchExtras), off by default. A forced prefix makes its next token the only
+// candidate of step 2 until the prefix is consumed (one live beam, no masks). The trace
+// (models/beam_trace.h) is recorded in steps 2-3: each expanded beam's most probable tokens
+// become child nodes with the reason they were masked, selection marks the survivors, and the
+// stopping rule and the final ranking give the last statuses and the n-best ranks.
+//
 // ======================================== Greedy ==============================================
 //
 // The same with K = 1, written plainly: each row takes its best allowed token; a row that
@@ -239,6 +245,7 @@ struct Beam {
     double log_prob = 0;
     std::vector<std::vector<float>> attention;  // [len][S_b]
     std::vector<double> coverage;               // [S_b], Σ_t a_ts, only with a coverage penalty
+    int32_t node = 0;                           // its node in the trace, when tracing
 };
 
 // A possible extension b·v of live beam `beam` (index within its sentence) by `token`.
@@ -264,6 +271,9 @@ struct SentenceSearch {
     std::vector<Hypothesis> finished;  // ended with EOS, in the order they finished
     bool running = true;
     bool live_are_candidates = false;  // stopped by the length limit or a dead end
+    const std::vector<int32_t>* forced_prefix = nullptr;  // BeamSearchExtras::forced_prefixes
+    BeamTrace* trace = nullptr;                           // null: not tracing
+    std::vector<int32_t> finished_nodes;                  // trace nodes of `finished`
 };
 
 // Inserts `c` into `best` (sorted by ranks_before) if it is among the `limit` best so far.
@@ -326,28 +336,96 @@ void best_tokens(const real* row, int64_t vocab, size_t limit, const std::vector
     for (; v < int32_t(vocab); ++v) consider(v);
 }
 
+// ---- the trace (only when BeamSearchExtras::trace is set) ------------------------------------
+
+// The children recorded for each live beam of the current step: (token, node id) pairs.
+using TracedChildren = std::vector<std::vector<std::pair<int32_t, int32_t>>>;
+
+int32_t add_trace_node(BeamTrace& trace, int32_t parent, int32_t token, double token_log_prob,
+                       NodeStatus status, const DecodeOptions& options) {
+    TraceNode node;
+    node.parent = parent;
+    node.step = trace.nodes[size_t(parent)].step + 1;
+    node.token = token;
+    node.token_log_prob = token_log_prob;
+    node.log_prob = trace.nodes[size_t(parent)].log_prob + token_log_prob;
+    node.length_penalty = length_penalty(node.step, options);
+    node.score = node.log_prob / node.length_penalty;
+    node.status = status;
+    trace.nodes.push_back(node);
+    return int32_t(trace.nodes.size()) - 1;
+}
+
+// Why token v may not follow `beam` (it is in `banned`), or `forced` (>= 0) when a forced
+// prefix chose another token; pruned (tentatively) when v is allowed.
+NodeStatus masked_status(int32_t v, const Beam& beam, const std::vector<int32_t>& banned,
+                         int32_t forced, const DecodeOptions& options) {
+    if (forced >= 0) return v == forced ? NodeStatus::pruned : NodeStatus::not_forced;
+    if (std::find(banned.begin(), banned.end(), v) == banned.end()) return NodeStatus::pruned;
+    if (v == Tokens::EOS && int64_t(beam.tokens.size()) < options.min_length)
+        return NodeStatus::below_min_length;
+    if (v == Tokens::UNK && options.suppress_unk) return NodeStatus::unk_suppressed;
+    return NodeStatus::ngram_blocked;
+}
+
+// Records the kTraceAlternatives (or `free`, if more) most probable tokens of beam k's row,
+// masked or not, as children of its node. `is_banned` is all zeros on entry and exit.
+void trace_expansion(BeamTrace& trace, const Beam& beam, const real* row, int64_t vocab,
+                     size_t free, const std::vector<int32_t>& banned, int32_t forced,
+                     const DecodeOptions& options, std::vector<char>& is_banned,
+                     std::vector<std::pair<int32_t, int32_t>>& children) {
+    std::vector<ScoredToken> top;
+    is_banned[Tokens::PAD] = is_banned[Tokens::SOS] = 1;  // never outputs: not worth a node
+    best_tokens(row, vocab, std::max(free, size_t(kTraceAlternatives)), is_banned, top);
+    is_banned[Tokens::PAD] = is_banned[Tokens::SOS] = 0;
+    children.clear();
+    for (const ScoredToken& t : top)
+        children.push_back(
+            {t.token,
+             add_trace_node(trace, beam.node, t.token, t.log_prob,
+                            masked_status(t.token, beam, banned, forced, options), options)});
+}
+
+// ---- selection -------------------------------------------------------------------------------
+
 // The `free` best allowed candidates over all live beams of one sentence. `first_row` is the
-// batch row of its first live beam.
+// batch row of its first live beam. When tracing, also records each beam's expansion.
 std::vector<Candidate> best_candidates(const SentenceSearch& sentence, const StepOutput& out,
-                                       int64_t first_row, size_t free,
-                                       const DecodeOptions& options) {
+                                       int64_t first_row, size_t free, const DecodeOptions& options,
+                                       TracedChildren& traced) {
     std::vector<Candidate> best;
     std::vector<ScoredToken> of_beam;
     std::vector<int32_t> banned;
     std::vector<char> is_banned(size_t(out.vocab), 0);
+    if (sentence.trace) traced.assign(sentence.live.size(), {});
     for (size_t k = 0; k < sentence.live.size(); ++k) {
         const Beam& beam = sentence.live[k];
-        collect_banned_tokens(beam.tokens, options, banned);
-        for (int32_t v : banned)
-            if (v < out.vocab) is_banned[size_t(v)] = 1;
-        best_tokens(out.log_prob_row(first_row + int64_t(k)), out.vocab, free, is_banned, of_beam);
-        for (int32_t v : banned)
-            if (v < out.vocab) is_banned[size_t(v)] = 0;
-        for (const ScoredToken& t : of_beam) {
-            const double token_log_prob = t.log_prob;
-            keep_if_among_best(
-                {beam.log_prob + token_log_prob, token_log_prob, int32_t(k), t.token}, free, best);
+        const real* row = out.log_prob_row(first_row + int64_t(k));
+        const std::vector<int32_t>* prefix = sentence.forced_prefix;
+        const int32_t forced =
+            prefix && beam.tokens.size() < prefix->size() ? (*prefix)[beam.tokens.size()] : -1;
+        if (forced >= 0) {  // the forced token is the only candidate
+            banned.clear();
+            if (forced < out.vocab && row[forced] > -std::numeric_limits<real>::infinity())
+                keep_if_among_best({beam.log_prob + row[forced], row[forced], int32_t(k), forced},
+                                   free, best);
+        } else {
+            collect_banned_tokens(beam.tokens, options, banned);
+            for (int32_t v : banned)
+                if (v < out.vocab) is_banned[size_t(v)] = 1;
+            best_tokens(row, out.vocab, free, is_banned, of_beam);
+            for (int32_t v : banned)
+                if (v < out.vocab) is_banned[size_t(v)] = 0;
+            for (const ScoredToken& t : of_beam) {
+                const double token_log_prob = t.log_prob;
+                keep_if_among_best(
+                    {beam.log_prob + token_log_prob, token_log_prob, int32_t(k), t.token}, free,
+                    best);
+            }
         }
+        if (sentence.trace)
+            trace_expansion(*sentence.trace, beam, row, out.vocab, free, banned, forced, options,
+                            is_banned, traced[k]);
     }
     return best;
 }
@@ -383,6 +461,49 @@ Hypothesis to_hypothesis(Beam beam, bool finished, const DecodeOptions& options)
     return h;
 }
 
+// Tracing: the node of selected candidate c (recorded by trace_expansion, or new), marked kept
+// or finished, and appended to the step's OpenNMT-style arrays.
+int32_t trace_selected(BeamTrace& trace, const Candidate& c, int32_t parent_node,
+                       const TracedChildren& traced, const DecodeOptions& options) {
+    int32_t node = -1;
+    for (const auto& [token, id] : traced[size_t(c.beam)])
+        if (token == c.token) node = id;
+    if (node < 0)
+        node = add_trace_node(trace, parent_node, c.token, c.token_log_prob, NodeStatus::kept,
+                              options);
+    trace.nodes[size_t(node)].status =
+        c.token == Tokens::EOS ? NodeStatus::finished : NodeStatus::kept;
+    trace.predicted_ids.back().push_back(c.token);
+    trace.beam_parent_ids.back().push_back(c.beam);
+    trace.scores.back().push_back(c.log_prob);
+    trace.selected_nodes.back().push_back(node);
+    return node;
+}
+
+// Tracing: hypothesis h ended at `node`; its final score (with the coverage penalty) is known.
+void trace_ended(BeamTrace& trace, const Hypothesis& h, int32_t node) {
+    TraceNode& n = trace.nodes[size_t(node)];
+    n.score = h.score;
+    n.coverage = h.score - h.log_prob / n.length_penalty;
+}
+
+// Tracing, at the end: the unfinished candidates (index >= num_finished) get their status and
+// score, the returned ones (`order`, best first) their rank.
+void trace_results(BeamTrace& trace, const std::vector<Hypothesis>& candidates,
+                   const std::vector<int32_t>& nodes, size_t num_finished,
+                   const std::vector<size_t>& order) {
+    for (size_t i = num_finished; i < nodes.size(); ++i) {
+        if (nodes[i] == 0) continue;  // a dead end at the root: nothing was expanded
+        trace.nodes[size_t(nodes[i])].status = NodeStatus::unfinished;
+        trace_ended(trace, candidates[i], nodes[i]);
+    }
+    for (size_t r = 0; r < order.size(); ++r) {
+        const int32_t node = nodes[order[r]];
+        trace.nbest_nodes.push_back(node);
+        if (node > 0) trace.nodes[size_t(node)].rank = int32_t(r + 1);
+    }
+}
+
 // Steps 2-3 for one sentence: replaces its live beams by the selected candidates, moves the
 // ones ending in EOS to `finished`, and appends each new live beam's parent row to
 // `parent_rows`. Then decides whether the sentence stops.
@@ -390,12 +511,21 @@ void advance_sentence(SentenceSearch& sentence, const StepOutput& out, int64_t f
                       int64_t attention_cols, const DecodeOptions& options,
                       std::vector<int32_t>& parent_rows) {
     const size_t free = size_t(options.beam_size) - sentence.finished.size();
+    TracedChildren traced;
     const std::vector<Candidate> selected =
-        best_candidates(sentence, out, first_row, free, options);
+        best_candidates(sentence, out, first_row, free, options, traced);
+    BeamTrace* trace = sentence.trace;
     if (selected.empty()) {  // dead end: no live beam has an allowed continuation (rule b)
         sentence.running = false;
         sentence.live_are_candidates = true;
+        if (trace) trace->stop_reason = StopReason::dead_end;
         return;
+    }
+    if (trace) {
+        trace->predicted_ids.emplace_back();
+        trace->beam_parent_ids.emplace_back();
+        trace->scores.emplace_back();
+        trace->selected_nodes.emplace_back();
     }
     // A child starts from its parent's tokens, attention and coverage. The last child of each
     // parent takes them over (a move: the parent is not needed after this step); only a
@@ -410,11 +540,15 @@ void advance_sentence(SentenceSearch& sentence, const StepOutput& out, int64_t f
         Beam child = --children_left[size_t(c.beam)] == 0 ? std::move(parent) : parent;
         child.tokens.push_back(c.token);
         child.log_prob = c.log_prob;
+        if (trace) child.node = trace_selected(*trace, c, parent.node, traced, options);
         if (out.attention)
             record_attention(out.attention_row(parent_row), attention_cols, options,
                              child.attention, child.coverage);
         if (c.token == Tokens::EOS) {
+            sentence.finished_nodes.push_back(child.node);
             sentence.finished.push_back(to_hypothesis(std::move(child), true, options));
+            if (trace)
+                trace_ended(*trace, sentence.finished.back(), sentence.finished_nodes.back());
         } else {
             next_live.push_back(std::move(child));
             next_parent_rows.push_back(int32_t(parent_row));
@@ -424,11 +558,18 @@ void advance_sentence(SentenceSearch& sentence, const StepOutput& out, int64_t f
 
     if (sentence.live.empty()) {  // rule a
         sentence.running = false;
+        if (trace) trace->stop_reason = StopReason::all_finished;
     } else if (int64_t(sentence.live.front().tokens.size()) >= sentence.max_length) {  // rule b
         sentence.running = false;
         sentence.live_are_candidates = true;
+        if (trace) trace->stop_reason = StopReason::max_length;
     } else if (cannot_improve(sentence, options)) {  // rule c
         sentence.running = false;
+        if (trace) {
+            trace->stop_reason = StopReason::cannot_improve;
+            for (const Beam& beam : sentence.live)
+                trace->nodes[size_t(beam.node)].status = NodeStatus::abandoned;
+        }
     } else {
         parent_rows.insert(parent_rows.end(), next_parent_rows.begin(), next_parent_rows.end());
     }
@@ -525,15 +666,36 @@ std::vector<Hypothesis> greedy_decode(const StepModel& model, DecoderState initi
 std::vector<std::vector<Hypothesis>> beam_search(const StepModel& model, DecoderState initial,
                                                  const DecodeOptions& options,
                                                  const std::vector<int32_t>& source_lengths) {
+    return beam_search(model, std::move(initial), options, source_lengths, BeamSearchExtras{});
+}
+
+std::vector<std::vector<Hypothesis>> beam_search(const StepModel& model, DecoderState initial,
+                                                 const DecodeOptions& options,
+                                                 const std::vector<int32_t>& source_lengths,
+                                                 const BeamSearchExtras& extras) {
     const char* who = "beam_search";
     NoGradGuard no_grad;
     check_options(options, initial, source_lengths, who);
 
     const int64_t num_sentences = initial.rows();
+    if (!extras.forced_prefixes.empty() && int64_t(extras.forced_prefixes.size()) != num_sentences)
+        throw Error(fmt::format("{}: {} forced prefixes for {} sentences", who,
+                                extras.forced_prefixes.size(), num_sentences));
     std::vector<SentenceSearch> sentences(static_cast<size_t>(num_sentences));
+    if (extras.trace) extras.trace->assign(sentences.size(), BeamTrace{});
     for (size_t b = 0; b < sentences.size(); ++b) {
-        sentences[b].max_length = sentence_max_length(options, source_lengths, b);
-        sentences[b].live.emplace_back();  // the empty prefix, row b of `initial`
+        SentenceSearch& sentence = sentences[b];
+        sentence.max_length = sentence_max_length(options, source_lengths, b);
+        sentence.live.emplace_back();  // the empty prefix, row b of `initial`
+        if (!extras.forced_prefixes.empty() && !extras.forced_prefixes[b].empty())
+            sentence.forced_prefix = &extras.forced_prefixes[b];
+        if (extras.trace) {
+            sentence.trace = &(*extras.trace)[b];
+            sentence.trace->nodes.emplace_back();  // the root, node 0
+            sentence.trace->beam_size = options.beam_size;
+            sentence.trace->nbest = options.nbest;
+            sentence.trace->max_length = sentence.max_length;
+        }
     }
 
     DecoderState state = std::move(initial);
@@ -574,14 +736,21 @@ std::vector<std::vector<Hypothesis>> beam_search(const StepModel& model, Decoder
     for (size_t b = 0; b < sentences.size(); ++b) {
         SentenceSearch& sentence = sentences[b];
         std::vector<Hypothesis> candidates = std::move(sentence.finished);
+        std::vector<int32_t> nodes = std::move(sentence.finished_nodes);  // when tracing
+        const size_t num_finished = candidates.size();
         if (sentence.live_are_candidates)
-            for (Beam& beam : sentence.live)
+            for (Beam& beam : sentence.live) {
+                nodes.push_back(beam.node);
                 candidates.push_back(to_hypothesis(std::move(beam), false, options));
-        std::stable_sort(
-            candidates.begin(), candidates.end(),
-            [](const Hypothesis& x, const Hypothesis& y) { return x.score > y.score; });
-        if (candidates.size() > size_t(options.nbest)) candidates.resize(size_t(options.nbest));
-        results[b] = std::move(candidates);
+            }
+        std::vector<size_t> order(candidates.size());
+        std::iota(order.begin(), order.end(), 0);
+        std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+            return candidates[x].score > candidates[y].score;
+        });
+        if (order.size() > size_t(options.nbest)) order.resize(size_t(options.nbest));
+        if (sentence.trace) trace_results(*sentence.trace, candidates, nodes, num_finished, order);
+        for (size_t i : order) results[b].push_back(std::move(candidates[i]));
     }
     return results;
 }

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "models/beam_trace.h"
 #include "models/step_model.h"
 
 namespace seqgrad {
@@ -86,5 +87,22 @@ std::vector<Hypothesis> greedy_decode(const StepModel& model, DecoderState initi
 std::vector<std::vector<Hypothesis>> beam_search(const StepModel& model, DecoderState initial,
                                                  const DecodeOptions& options,
                                                  const std::vector<int32_t>& source_lengths = {});
+
+// What beam search can do besides searching; everything here is off by default and costs
+// nothing when off.
+struct BeamSearchExtras {
+    // Empty, or one entry per sentence: the target tokens every hypothesis of that sentence must
+    // start with (a "forced prefix"; empty = none). While a hypothesis is shorter than its
+    // prefix, the prefix's next token is its only candidate, masks (min_length, n-grams, UNK)
+    // do not apply, and the beam holds that single hypothesis. The rest is searched as usual.
+    std::vector<std::vector<int32_t>> forced_prefixes;
+    // Non-null: filled with one BeamTrace per sentence (input order), see models/beam_trace.h.
+    std::vector<BeamTrace>* trace = nullptr;
+};
+
+std::vector<std::vector<Hypothesis>> beam_search(const StepModel& model, DecoderState initial,
+                                                 const DecodeOptions& options,
+                                                 const std::vector<int32_t>& source_lengths,
+                                                 const BeamSearchExtras& extras);
 
 }  // namespace seqgrad

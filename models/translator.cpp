@@ -1,5 +1,7 @@
 #include "models/translator.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <numeric>
 
@@ -20,7 +22,18 @@ DecodeOptions decode_options_from(const DecodeConfig& c) {
 std::vector<Translation> translate(const Seq2Seq& model, const Task& task,
                                    const std::vector<std::string>& sources,
                                    const DecodeOptions& options, int batch_size) {
+    return translate(model, task, sources, options, TranslateExtras{}, batch_size);
+}
+
+std::vector<Translation> translate(const Seq2Seq& model, const Task& task,
+                                   const std::vector<std::string>& sources,
+                                   const DecodeOptions& options, const TranslateExtras& extras,
+                                   int batch_size) {
     NoGradGuard no_grad;
+    if (!extras.forced_prefixes.empty() && extras.forced_prefixes.size() != sources.size())
+        throw Error(fmt::format("translate: {} forced prefixes for {} sources",
+                                extras.forced_prefixes.size(), sources.size()));
+    const bool use_extras = extras.trace || !extras.forced_prefixes.empty();
     std::vector<Translation> results(sources.size());
     std::vector<std::vector<int32_t>> encoded(sources.size());
     std::vector<size_t> order;
@@ -46,7 +59,15 @@ std::vector<Translation> translate(const Seq2Seq& model, const Task& task,
         EncodedSource source = model.encode(batch);
         DecoderState state = model.initial_state(source);
         std::vector<std::vector<Hypothesis>> nbest;
-        if (options.beam_size <= 1) {
+        std::vector<BeamTrace> traces;
+        if (use_extras) {
+            BeamSearchExtras beam_extras;
+            if (!extras.forced_prefixes.empty())
+                for (size_t k = start; k < end; ++k)
+                    beam_extras.forced_prefixes.push_back(extras.forced_prefixes[order[k]]);
+            if (extras.trace) beam_extras.trace = &traces;
+            nbest = beam_search(model, state, options, batch.src_lengths, beam_extras);
+        } else if (options.beam_size <= 1) {
             for (Hypothesis& h : greedy_decode(model, state, options, batch.src_lengths))
                 nbest.push_back({std::move(h)});
         } else {
@@ -55,6 +76,7 @@ std::vector<Translation> translate(const Seq2Seq& model, const Task& task,
         for (size_t k = start; k < end; ++k) {
             Translation& t = results[order[k]];
             t.nbest = std::move(nbest[k - start]);
+            if (extras.trace) t.trace = std::move(traces[k - start]);
             if (!t.nbest.empty()) t.text = task.decode_target(t.nbest[0].tokens);
         }
     }

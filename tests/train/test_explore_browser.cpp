@@ -1,0 +1,308 @@
+// `seqgrad explore` in a real browser: tiny models are trained, their explore files written, and
+// headless Chromium opens each file (--dump-dom after the page's scripts ran). The page records
+// what it drew and every error into <pre id="selftest">, which the test reads and compares with
+// the data block of the same file (the trace's node count, the attention weights).
+//
+// Without Chromium the test prints "[seqgrad-skip] ..." and ctest reports it as skipped
+// (SKIP_REGULAR_EXPRESSION in tests/CMakeLists.txt); CI installs Debian's chromium.
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "apps/commands.h"
+#include "models/run.h"
+#include "models/trainer.h"
+#include "models/translator.h"
+
+using namespace seqgrad;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kHostile = "</script><script>alert(1)</script> <b>&amp; \"quoted\" 'too' & <";
+
+std::string temp_dir(const std::string& name) {
+    const fs::path dir =
+        fs::temp_directory_path() / ("seqgrad_explore_" + name + "_" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    return dir.string();
+}
+
+std::string read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+void write_file(const std::string& path, const std::string& text) {
+    std::ofstream(path, std::ios::binary) << text;
+}
+
+// The Chromium binary, or "" when there is none. SEQGRAD_CHROMIUM names another one (or, set to
+// a path that does not exist, shows what the test does without a browser).
+std::string find_chromium() {
+    if (const char* path = std::getenv("SEQGRAD_CHROMIUM")) return fs::exists(path) ? path : "";
+    for (const char* name : {"/usr/bin/chromium", "/usr/bin/chromium-browser",
+                             "/usr/bin/google-chrome", "/usr/bin/google-chrome-stable"})
+        if (fs::exists(name)) return name;
+    return "";
+}
+
+// The DOM of `url` after its scripts ran, from headless Chromium.
+std::string dump_dom(const std::string& chromium, const std::string& url, const std::string& work) {
+    const std::string profile = work + "/chromium-profile", out = work + "/dom.html";
+    fs::remove_all(profile);
+    // The flags headless Chromium needs as root on a closed network (no sandbox, no GPU, no
+    // background connections that the network would refuse).
+    const std::string command = fmt::format(
+        "timeout 120 '{}' --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
+        "--disable-background-networking --disable-component-update --disable-sync "
+        "--enable-logging=stderr --v=0 --user-data-dir='{}' --virtual-time-budget=5000 --dump-dom "
+        "'{}' > '{}' 2> '{}.log'",
+        chromium, profile, url, out, out);
+    const int status = std::system(command.c_str());
+    INFO("command: " << command << "\nstderr: " << read_file(out + ".log").substr(0, 2000));
+    REQUIRE(status == 0);
+    return read_file(out);
+}
+
+// The text between `begin` and the next `end` after it.
+std::string between(const std::string& text, const std::string& begin, const std::string& end) {
+    const size_t a = text.find(begin);
+    REQUIRE_MESSAGE(a != std::string::npos, "no " << begin);
+    const size_t b = text.find(end, a + begin.size());
+    REQUIRE(b != std::string::npos);
+    return text.substr(a + begin.size(), b - a - begin.size());
+}
+
+// Opens `html` at sentence `sentence` and checks what the page drew against its data.
+nlohmann::json check_in_browser(const std::string& chromium, const std::string& html, int sentence,
+                                const std::string& view, const std::string& work) {
+    const std::string file = read_file(html);
+    // Nothing to fetch: no URL of any kind in the file.
+    CHECK(file.find("http://") == std::string::npos);
+    CHECK(file.find("https://") == std::string::npos);
+    const nlohmann::json data = nlohmann::json::parse(
+        between(file, "<script id=\"seqgrad-data\" type=\"application/json\">", "</script>"));
+
+    const std::string dom = dump_dom(
+        chromium,
+        fmt::format("file://{}#sentence={}&view={}", fs::absolute(html).string(), sentence, view),
+        work);
+    std::string console;  // the page's console messages, shown when a check fails
+    std::istringstream log(read_file(work + "/dom.html.log"));
+    for (std::string line; std::getline(log, line);)
+        if (line.find("CONSOLE") != std::string::npos) console += line + "\n";
+    INFO("console: " << console);
+    const std::string selftest = between(dom, "<pre id=\"selftest\">", "</pre>");
+    INFO("selftest: " << selftest);
+    const nlohmann::json t = nlohmann::json::parse(selftest);
+    CHECK(t["problems"].empty());   // no JavaScript error, no console.error, no CSP violation
+    CHECK(t["resources"].empty());  // no request of any kind
+    CHECK(t["alerts"] == 0);
+    CHECK(t["sentences"] == data["sentences"].size());
+    CHECK(t["rows"] == data["sentences"].size());  // one corpus row per sentence
+    CHECK(t["sentence"] == sentence);
+    CHECK(t["view"] == view);
+    const nlohmann::json& s = data["sentences"][size_t(sentence)];
+    if (!s.contains("empty")) {
+        // the tree has the node count the trace says, the heatmap one cell per weight
+        CHECK(t["tree_nodes"] == s["trace"]["nodes"]["parent"].size());
+        size_t weights = 0;
+        for (const auto& row : s["nbest"][0]["attention"]) weights += row.size();
+        CHECK(t["heat_cells"] == weights);
+        CHECK(t["charts"] == 5);
+    }
+    // Exactly the page's own two script elements: no string from the data became markup.
+    size_t scripts = 0;
+    for (size_t at = dom.find("<script"); at != std::string::npos; at = dom.find("<script", at + 1))
+        ++scripts;
+    CHECK(scripts == 2);
+    return nlohmann::json{{"dom", dom}, {"data", data}};
+}
+
+Config tiny_config(const std::string& run_dir, const std::string& task,
+                   const std::string& attention) {
+    nlohmann::json j = {
+        {"model",
+         {{"embedding_size", 16},
+          {"hidden_size", 32},
+          {"attention_size", 16},
+          {"attention", attention}}},
+        {"train", {{"batch_size", 32}, {"epochs", 1}, {"log_every", 5}, {"max_valid_decode", 50}}},
+        {"decode", {{"max_length", 14}}},
+        {"output", {{"run_dir", run_dir}, {"explore", 0}}}};
+    if (task == "dates") {
+        j["data"] = {{"task", "dates"},   {"dates_train", 1500},  {"dates_valid", 100},
+                     {"dates_test", 100}, {"max_source_len", 40}, {"max_target_len", 12}};
+    } else {
+        const std::string corpus = std::string(SEQGRAD_SOURCE_DIR) + "/datasets/eng-fra/";
+        j["data"] = {{"task", "tsv"},
+                     {"train", corpus + "train.tsv"},
+                     {"valid", corpus + "valid.tsv"},
+                     {"test", corpus + "test.tsv"},
+                     {"source_column", 1},
+                     {"tokenizer", "word"},
+                     {"separate_punctuation", true},
+                     {"max_source_len", 10},
+                     {"max_target_len", 10}};
+    }
+    return Config::from_json(j);
+}
+
+}  // namespace
+
+TEST_CASE("explore files open in headless Chromium: views drawn, no error, hostile text inert") {
+    const std::string chromium = find_chromium();
+    if (chromium.empty()) {
+        MESSAGE(
+            "[seqgrad-skip] chromium not found (apt-get install chromium): browser test "
+            "skipped");
+        return;
+    }
+    const std::string work = temp_dir("browser");
+    TrainOptions quiet;
+    quiet.quiet = true;
+
+    SUBCASE("date task, character level, Bahdanau: the test split, then hostile and odd input") {
+        Config c = tiny_config(work + "/dates", "dates", "bahdanau");
+        train(c, quiet);
+        ExploreRequest request;
+        request.run_dir = c.output.run_dir;
+        request.out = work + "/dates.html";
+        request.limit = 12;
+        request.progress = false;
+        ExploreReport report = run_explore(request);
+        CHECK(report.sentences == 12);
+        CHECK(report.left_out.find("left out 88 of the 100") != std::string::npos);
+        check_in_browser(chromium, request.out, 3, "tree", work);
+        check_in_browser(chromium, request.out, 0, "corpus", work);
+
+        // --input: the hostile line, an empty line, a 200-character line, a plain date.
+        write_file(work + "/input.txt",
+                   kHostile + "\n\n" + std::string(200, '7') + "\nmarch 3, 2001\n");
+        request.input = work + "/input.txt";
+        request.out = work + "/input.html";
+        run_explore(request);
+        for (int sentence = 0; sentence < 4; ++sentence) {
+            const nlohmann::json r =
+                check_in_browser(chromium, request.out, sentence, "attention", work);
+            const std::string dom = r["dom"];
+            // The hostile source is shown as text (escaped in the DOM), never run.
+            CHECK(dom.find("&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;") !=
+                  std::string::npos);
+            CHECK(r["data"]["sentences"][1].contains("empty"));
+            // The empty line's corpus row says so.
+            CHECK(dom.find("<i>(empty line: nothing to translate)</i>") != std::string::npos);
+        }
+    }
+
+    SUBCASE("English-French word level with references, Luong general, and no attention") {
+        for (const char* attention : {"luong_general", "none"}) {
+            Config c = tiny_config(work + "/engfra_" + attention, "tsv", attention);
+            train(c, quiet);
+            // A test file whose source and reference are hostile.
+            write_file(work + "/hostile.tsv",
+                       kHostile + "\t" + kHostile + "\ni m happy .\tje suis heureux .\n");
+            ExploreRequest request;
+            request.run_dir = c.output.run_dir;
+            request.out = work + "/engfra.html";
+            request.limit = 10;
+            request.progress = false;
+            run_explore(request);
+            check_in_browser(chromium, request.out, 2, "tree", work);
+            request.test = work + "/hostile.tsv";
+            run_explore(request);
+            const nlohmann::json r = check_in_browser(chromium, request.out, 0, "compare", work);
+            CHECK(std::string(r["dom"]).find("&lt;/script&gt;&lt;script&gt;alert(1)") !=
+                  std::string::npos);
+        }
+    }
+    fs::remove_all(work);
+}
+
+TEST_CASE(
+    "explore's greedy and n-best are translate's, and a run without a test split says what to "
+    "pass") {
+    const std::string work = temp_dir("data");
+    TrainOptions quiet;
+    quiet.quiet = true;
+    Config c = tiny_config(work + "/dates", "dates", "bahdanau");
+    train(c, quiet);
+    ExploreRequest request;
+    request.run_dir = c.output.run_dir;
+    request.out = work + "/dates.html";
+    request.limit = 20;
+    request.progress = false;
+    run_explore(request);
+    const std::string file = read_file(request.out);
+    const nlohmann::json data = nlohmann::json::parse(
+        between(file, "<script id=\"seqgrad-data\" type=\"application/json\">", "</script>"));
+    REQUIRE(data["sentences"].size() == 20);
+
+    // The same sentences through `seqgrad translate`'s path: greedy (--beam 1) and beam 5.
+    LoadedRun run = load_run(c.output.run_dir);
+    std::vector<std::string> sources;
+    for (const auto& s : data["sentences"]) sources.push_back(s["source"]);
+    DecodeOptions options = decode_options_from(run.config.decode);
+    options.beam_size = 1;
+    std::vector<Translation> greedy = translate(*run.model, run.task, sources, options);
+    options.beam_size = options.nbest = 5;
+    std::vector<Translation> beam = translate(*run.model, run.task, sources, options);
+    for (size_t i = 0; i < sources.size(); ++i) {
+        const nlohmann::json& s = data["sentences"][i];
+        CHECK(s["greedy"]["text"] == greedy[i].text);
+        CHECK(s["greedy"]["tokens"] == nlohmann::json(greedy[i].nbest[0].tokens));
+        REQUIRE(s["nbest"].size() == beam[i].nbest.size());
+        for (size_t r = 0; r < beam[i].nbest.size(); ++r)
+            CHECK(s["nbest"][r]["tokens"] == nlohmann::json(beam[i].nbest[r].tokens));
+        CHECK(data["meta"]["beam_size"] == 5);
+    }
+
+    // `seqgrad translate --trace`: one JSON line per input, its n-best equal to the trace's;
+    // `--prefix` forces the start of every output.
+    write_file(work + "/lines.txt", sources[0] + "\n\n" + sources[1] + "\n");
+    const std::string trace_path = work + "/trace.jsonl";
+    CHECK(cmd_translate({c.output.run_dir, "--input", work + "/lines.txt", "--beam", "3", "--nbest",
+                         "2", "--trace", trace_path}) == 0);
+    std::istringstream lines(read_file(trace_path));
+    std::vector<nlohmann::json> traced;
+    for (std::string line; std::getline(lines, line);)
+        traced.push_back(nlohmann::json::parse(line));
+    REQUIRE(traced.size() == 3);
+    CHECK(traced[1]["empty"] == true);
+    for (size_t i : {size_t(0), size_t(2)}) {
+        const nlohmann::json& t = traced[i]["trace"];
+        CHECK(t["beam_size"] == 3);
+        REQUIRE(t["nbest_nodes"].size() == traced[i]["nbest"].size());
+        const int best = t["nbest_nodes"][0];
+        CHECK(t["nodes"]["rank"][size_t(best)] == 1);
+        CHECK(t["nodes"]["status"][size_t(best)] ==
+              (traced[i]["nbest"][0]["finished"] == true ? "finished" : "unfinished"));
+        CHECK(t["predicted_ids"].size() == traced[i]["nbest"][0]["tokens"].size());
+    }
+    std::vector<Translation> forced =
+        translate(*run.model, run.task, {sources[0]}, options, TranslateExtras{{{5, 6}}, false});
+    CHECK(std::vector<int32_t>(forced[0].nbest[0].tokens.begin(),
+                               forced[0].nbest[0].tokens.begin() + 2) ==
+          std::vector<int32_t>{5, 6});
+
+    // A TSV run whose config has no data.test, and no --test: the error says what to pass.
+    Config tsv = tiny_config(work + "/tsv", "tsv", "bahdanau");
+    tsv.data.test.clear();
+    tsv.train.max_steps = 3;
+    train(tsv, quiet);
+    request.run_dir = tsv.output.run_dir;
+    request.out = work + "/tsv.html";
+    CHECK_THROWS_WITH(run_explore(request), doctest::Contains("--test FILE.tsv"));
+    CHECK(!fs::exists(request.out));
+    fs::remove_all(work);
+}
