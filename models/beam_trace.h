@@ -48,7 +48,7 @@ const char* node_status_name(NodeStatus status);
 
 // Why the search of one sentence stopped.
 enum class StopReason : uint8_t {
-    all_finished,   // every slot of the beam ended with EOS (rule a, decoding.cpp)
+    all_finished,   // every slot of the beam ended with EOS (rule a, models/beam_search.cpp)
     max_length,     // the live beams reached the sentence's length limit (rule b)
     dead_end,       // no live beam had an allowed continuation (rule b)
     cannot_improve  // no live beam could beat the nbest-th finished hypothesis (rule c)

@@ -8,7 +8,7 @@
 // Both take a batch of B sentences (the decoder state after encoding, one row per sentence) and
 // run every live row of every sentence through ONE StepModel::step call per step. The
 // algorithm, the stopping rule and when length normalisation is applied are explained at the
-// top of decoding.cpp; this header is the contract.
+// top of models/beam_search.cpp; this header is the contract.
 #pragma once
 
 #include <cstdint>

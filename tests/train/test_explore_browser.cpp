@@ -158,6 +158,26 @@ Config tiny_config(const std::string& run_dir, const std::string& task,
     return Config::from_json(j);
 }
 
+// A tiny model of `task` trained into `run_dir` (1 epoch, quiet).
+Config trained_run(const std::string& run_dir, const std::string& task,
+                   const std::string& attention) {
+    Config c = tiny_config(run_dir, task, attention);
+    TrainOptions quiet;
+    quiet.quiet = true;
+    train(c, quiet);
+    return c;
+}
+
+// An explore request without progress output.
+ExploreRequest quiet_request(const std::string& run_dir, const std::string& out, int limit) {
+    ExploreRequest request;
+    request.run_dir = run_dir;
+    request.out = out;
+    request.limit = limit;
+    request.progress = false;
+    return request;
+}
+
 }  // namespace
 
 TEST_CASE("explore files open in headless Chromium: views drawn, no error, hostile text inert") {
@@ -169,17 +189,10 @@ TEST_CASE("explore files open in headless Chromium: views drawn, no error, hosti
         return;
     }
     const std::string work = temp_dir("browser");
-    TrainOptions quiet;
-    quiet.quiet = true;
 
     SUBCASE("date task, character level, Bahdanau: the test split, then hostile and odd input") {
-        Config c = tiny_config(work + "/dates", "dates", "bahdanau");
-        train(c, quiet);
-        ExploreRequest request;
-        request.run_dir = c.output.run_dir;
-        request.out = work + "/dates.html";
-        request.limit = 12;
-        request.progress = false;
+        Config c = trained_run(work + "/dates", "dates", "bahdanau");
+        ExploreRequest request = quiet_request(c.output.run_dir, work + "/dates.html", 12);
         ExploreReport report = run_explore(request);
         CHECK(report.sentences == 12);
         CHECK(report.left_out.find("left out 88 of the 100") != std::string::npos);
@@ -207,16 +220,11 @@ TEST_CASE("explore files open in headless Chromium: views drawn, no error, hosti
 
     SUBCASE("English-French word level with references, Luong general, and no attention") {
         for (const char* attention : {"luong_general", "none"}) {
-            Config c = tiny_config(work + "/engfra_" + attention, "tsv", attention);
-            train(c, quiet);
+            Config c = trained_run(work + "/engfra_" + attention, "tsv", attention);
             // A test file whose source and reference are hostile.
             write_file(work + "/hostile.tsv",
                        kHostile + "\t" + kHostile + "\ni m happy .\tje suis heureux .\n");
-            ExploreRequest request;
-            request.run_dir = c.output.run_dir;
-            request.out = work + "/engfra.html";
-            request.limit = 10;
-            request.progress = false;
+            ExploreRequest request = quiet_request(c.output.run_dir, work + "/engfra.html", 10);
             run_explore(request);
             check_in_browser(chromium, request.out, 2, "tree", work);
             request.test = work + "/hostile.tsv";
@@ -233,15 +241,8 @@ TEST_CASE(
     "explore's greedy and n-best are translate's, and a run without a test split says what to "
     "pass") {
     const std::string work = temp_dir("data");
-    TrainOptions quiet;
-    quiet.quiet = true;
-    Config c = tiny_config(work + "/dates", "dates", "bahdanau");
-    train(c, quiet);
-    ExploreRequest request;
-    request.run_dir = c.output.run_dir;
-    request.out = work + "/dates.html";
-    request.limit = 20;
-    request.progress = false;
+    Config c = trained_run(work + "/dates", "dates", "bahdanau");
+    ExploreRequest request = quiet_request(c.output.run_dir, work + "/dates.html", 20);
     run_explore(request);
     const std::string file = read_file(request.out);
     const nlohmann::json data = nlohmann::json::parse(
@@ -299,6 +300,8 @@ TEST_CASE(
     Config tsv = tiny_config(work + "/tsv", "tsv", "bahdanau");
     tsv.data.test.clear();
     tsv.train.max_steps = 3;
+    TrainOptions quiet;
+    quiet.quiet = true;
     train(tsv, quiet);
     request.run_dir = tsv.output.run_dir;
     request.out = work + "/tsv.html";
