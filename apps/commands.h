@@ -18,6 +18,7 @@ int cmd_translate(const Argv& args);
 int cmd_eval(const Argv& args);
 int cmd_attention(const Argv& args);
 int cmd_bleu(const Argv& args);
+int cmd_bpe(const Argv& args);
 
 // translate: the lines of `in`, without line ends; throws naming `name` and the 1-based line
 // number on a line that is not valid UTF-8.

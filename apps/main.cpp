@@ -21,6 +21,8 @@ commands:
                                                       BLEU / accuracy on a test set
   attention RUN_DIR "a sentence" [--out heat.svg]     attention heatmap and diagnosis
   bleu REF [REF2 ...] < HYPS                          sacreBLEU-compatible BLEU
+  bpe learn --merges N < corpus > codes               BPE subwords as subword-nmt learns them
+  bpe apply CODES [--vocabulary FILE] < text          ... and applies them (also: vocab, undo)
   gradcheck [--only NAME] [--eps E] [--atol A] [--rtol R]
                                                       double-precision gradient checks
   gradflow [--out DIR] [--lengths 5,10,...]           gradient flow with/without attention
@@ -41,6 +43,7 @@ int main(int argc, char** argv) {
         {"eval", cmd_eval},
         {"attention", cmd_attention},
         {"bleu", cmd_bleu},
+        {"bpe", cmd_bpe},
     };
     if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
         fmt::print("{}", kUsage);
