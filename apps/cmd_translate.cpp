@@ -12,6 +12,7 @@
 #include "apps/commands.h"
 #include "apps/run_args.h"
 #include "autograd/tensor.h"
+#include "data/text.h"
 #include "data/utf8.h"
 #include "models/run.h"
 #include "models/translator.h"
@@ -21,13 +22,15 @@ namespace {
 
 const char* kHelp =
     R"(usage: seqgrad translate RUN_DIR [--input FILE] [--beam K] [--alpha A] [--nbest N]
-                         [--max-length L] [--checkpoint best|last]
+                         [--max-length L] [--checkpoint best|last] [--tokens]
 
 Translates sentences, one per line, read from stdin (or FILE) with the model trained in
 RUN_DIR, and writes one translation per line to stdout, in input order. Input lines go through
-the training text pipeline (normalisation, tokenisation), so the output is normalised text too
-(e.g. lower-case); a word or character the model never saw becomes <unk>; an empty line gives
-an empty line; a line that is not valid UTF-8 is an error naming its line number.
+the training text pipeline. With a BPE run (data.tokenizer "bpe") the output is real text:
+cased, detokenised, punctuation attached; an input made only of characters seen in training
+never holds an <unk>. With a char / word run the output is normalised text (e.g. lower-case)
+and a word or character the model never saw becomes <unk>. An empty line gives an empty line;
+a line that is not valid UTF-8 is an error naming its line number.
 Lines are decoded in batches; from a terminal, each line is translated as it is typed.
 
 options (defaults: the run's config, section "decode"):
@@ -48,17 +51,23 @@ separated by blank lines and an empty input gives just the blank line.
 
 // Writes the translations of `lines`, as the help text above describes.
 void print_translations(const LoadedRun& run, const DecodeOptions& options,
-                        const std::vector<std::string>& lines, int nbest, std::ostream& out) {
+                        const std::vector<std::string>& lines, int nbest, bool tokens,
+                        std::ostream& out) {
     std::vector<Translation> translations = translate(*run.model, run.task, lines, options);
+    // The text of a hypothesis, or with --tokens the tokens it is made of.
+    auto text_of = [&](const Hypothesis& h) {
+        if (!tokens) return run.task.decode_target(h.tokens);
+        return detokenize(run.task.target_vocab.decode(h.tokens, /*strip_special=*/true),
+                          TokenizerKind::word);
+    };
     for (const Translation& t : translations) {
         if (nbest <= 1) {
-            out << t.text << '\n';
+            out << (tokens && !t.nbest.empty() ? text_of(t.nbest[0]) : t.text) << '\n';
             continue;
         }
         for (size_t k = 0; k < t.nbest.size(); ++k) {
             const Hypothesis& h = t.nbest[k];
-            out << fmt::format("{}\t{:.4f}\t{:.4f}\t{}\n", k + 1, h.score, h.log_prob,
-                               run.task.decode_target(h.tokens));
+            out << fmt::format("{}\t{:.4f}\t{:.4f}\t{}\n", k + 1, h.score, h.log_prob, text_of(h));
         }
         out << '\n';
     }
@@ -81,7 +90,8 @@ std::vector<std::string> read_utf8_lines(std::istream& in, const std::string& na
 }
 
 int cmd_translate(const Argv& argv) {
-    Args args(argv, {"input", "beam", "alpha", "nbest", "max-length", "checkpoint"}, {"help"});
+    Args args(argv, {"input", "beam", "alpha", "nbest", "max-length", "checkpoint"},
+              {"help", "tokens"});
     if (args.has("help")) {
         fmt::print("{}", kHelp);
         return 0;
@@ -92,6 +102,7 @@ int cmd_translate(const Argv& argv) {
     }
     LoadedRun run = load_run_from_args(args, args.positional()[0]);
     const int nbest = args.get_int("nbest", 1);
+    const bool tokens = args.has("tokens");
     if (nbest < 1) throw Error(fmt::format("--nbest: expected N >= 1, got {}", nbest));
     DecodeOptions options = decode_options_from_args(
         args, run, std::max(decode_options_from(run.config.decode).beam_size, nbest));
@@ -122,7 +133,7 @@ int cmd_translate(const Argv& argv) {
             std::vector<std::string> lines = read_utf8_lines(one, name);
             if (lines.empty()) lines.push_back("");
             try {
-                print_translations(run, options, lines, nbest, std::cout);
+                print_translations(run, options, lines, nbest, tokens, std::cout);
             } catch (const std::exception& e) {
                 fmt::print(stderr, "line {}: {}\n", number, e.what());
             }
@@ -133,7 +144,7 @@ int cmd_translate(const Argv& argv) {
 
     std::vector<std::string> lines = read_utf8_lines(in, name);
     auto start = std::chrono::steady_clock::now();
-    print_translations(run, options, lines, nbest, std::cout);
+    print_translations(run, options, lines, nbest, tokens, std::cout);
     std::cout.flush();
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

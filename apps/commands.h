@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "models/task.h"
+
 namespace seqgrad {
 
 using Argv = std::vector<std::string>;
@@ -27,10 +29,18 @@ std::vector<std::string> read_utf8_lines(std::istream& in, const std::string& na
 // bleu: everything `seqgrad bleu ARGS` prints for the hypotheses on `hypotheses`.
 std::string bleu_command_output(const Argv& args, std::istream& hypotheses);
 // bleu: throws seqgrad::Error naming both counts and files when they differ.
-void check_line_counts(const std::string& hyp_name, size_t hyp_lines,
-                       const std::string& ref_name, size_t ref_lines);
+void check_line_counts(const std::string& hyp_name, size_t hyp_lines, const std::string& ref_name,
+                       size_t ref_lines);
 // bleu --score-only: the score with `width` decimals, e.g. "48.5" for width 1.
 std::string format_score_only(double score, int width);
+
+// eval: the score lines — sacreBLEU BLEU and chrF against the raw references, then (for a
+// pipeline that is not reversible) against references normalised like the output.
+std::string eval_scores_text(const Task& task, const std::string& pipeline_description,
+                             const std::vector<std::string>& hypotheses,
+                             const std::vector<std::string>& raw_references);
+// eval: how many sources and references hold a token outside the vocabulary.
+std::string unknown_share_text(const Task& task, const std::vector<SentencePair>& pairs);
 
 // Redraws RUN_DIR/loss.svg from RUN_DIR/metrics.jsonl.
 void write_loss_plot(const std::string& run_dir);

@@ -36,14 +36,10 @@ int main(int argc, char** argv) {
     using namespace seqgrad;
     // One line per sub-command.
     std::map<std::string, std::function<int(const Argv&)>> commands{
-        {"train", cmd_train},
-        {"gradcheck", cmd_gradcheck},
-        {"gradflow", cmd_gradflow},
-        {"translate", cmd_translate},
-        {"eval", cmd_eval},
-        {"attention", cmd_attention},
-        {"bleu", cmd_bleu},
-        {"bpe", cmd_bpe},
+        {"train", cmd_train},       {"gradcheck", cmd_gradcheck},
+        {"gradflow", cmd_gradflow}, {"translate", cmd_translate},
+        {"eval", cmd_eval},         {"attention", cmd_attention},
+        {"bleu", cmd_bleu},         {"bpe", cmd_bpe},
     };
     if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
         fmt::print("{}", kUsage);

@@ -220,8 +220,7 @@ Task prepare_task_with_vocabs(const Config& c, const std::string& run_dir, bool 
     TextPipeline& p = task.pipeline;
     if (p.bpe) {
         BpeCodes source = BpeCodes::load(codes_path(run_dir, p.bpe_joint ? nullptr : "source"));
-        BpeCodes target =
-            p.bpe_joint ? source : BpeCodes::load(codes_path(run_dir, "target"));
+        BpeCodes target = p.bpe_joint ? source : BpeCodes::load(codes_path(run_dir, "target"));
         BpeApplyOptions options;
         options.vocabulary = vocabulary_filter(task.source_vocab);
         p.source_bpe = std::make_shared<Bpe>(source, options);
