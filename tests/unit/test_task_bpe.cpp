@@ -215,3 +215,17 @@ TEST_CASE("attention over subwords merges into words: columns summed, rows avera
     }
     CHECK_THROWS_AS(merge_subword_attention(source, {"a"}, w), std::invalid_argument);
 }
+
+TEST_CASE("the shipped BPE configs parse, and point at files that exist") {
+    for (const char* name : {"deu-eng.json", "deu-eng-word.json", "eng-fra-bpe.json"}) {
+        INFO(name);
+        Config c = Config::load(std::string(SEQGRAD_SOURCE_DIR) + "/configs/" + name);
+        for (const std::string& path : {c.data.train, c.data.valid, c.data.test})
+            CHECK(std::filesystem::exists(c.resolve(path)));
+        CHECK(c.data.source_column == 1);
+    }
+    Config bpe = Config::load(std::string(SEQGRAD_SOURCE_DIR) + "/configs/deu-eng.json");
+    CHECK(bpe.data.tokenizer == "bpe");
+    CHECK_FALSE(bpe.data.lowercase);
+    CHECK(bpe.model.bidirectional);
+}

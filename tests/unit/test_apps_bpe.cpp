@@ -1,0 +1,78 @@
+// `seqgrad bpe learn|apply|vocab|undo` (apps/cmd_bpe.cpp) on in-memory input: subword-nmt's
+// files come out, and bad arguments or input are errors that say what is wrong.
+#include <doctest/doctest.h>
+
+#include <iostream>
+#include <sstream>
+#include <string>
+
+#include "apps/commands.h"
+#include "autograd/tensor.h"
+#include "data/file_io.h"
+
+using namespace seqgrad;
+
+namespace {
+
+const std::string kGolden = std::string(SEQGRAD_SOURCE_DIR) + "/tests/data/subword-nmt/";
+
+// Runs `seqgrad bpe ARGS` with `input` on stdin; returns stdout.
+std::string run_bpe(const Argv& args, const std::string& input) {
+    std::istringstream in(input);
+    std::ostringstream out;
+    std::streambuf* old_in = std::cin.rdbuf(in.rdbuf());
+    std::streambuf* old_out = std::cout.rdbuf(out.rdbuf());
+    try {
+        cmd_bpe(args);
+    } catch (...) {
+        std::cin.rdbuf(old_in);
+        std::cout.rdbuf(old_out);
+        throw;
+    }
+    std::cin.rdbuf(old_in);
+    std::cout.rdbuf(old_out);
+    return out.str();
+}
+
+}  // namespace
+
+TEST_CASE("bpe learn and apply reproduce subword-nmt's reference files") {
+    const std::string corpus = read_file(kGolden + "corpus.en");
+    const std::string codes = run_bpe({"learn", "--merges", "1000"}, corpus);
+    CHECK(codes == read_file(kGolden + "bpe.ref"));
+    write_file_atomically("test_apps_bpe.codes", codes);
+    const std::string segmented = run_bpe({"apply", "test_apps_bpe.codes"}, corpus);
+    CHECK(segmented == read_file(kGolden + "corpus.bpe.ref.en"));
+    CHECK(run_bpe({"undo"}, segmented) == corpus);
+}
+
+TEST_CASE("bpe vocab counts tokens, most frequent first; apply --vocabulary filters with it") {
+    CHECK(run_bpe({"vocab"}, "b a@@ c\na@@ c b b\n") == "b 3\na@@ 2\nc 2\n");
+    write_file_atomically("test_apps_bpe.codes", "#version: 0.2\nl o\nlo w</w>\n");
+    write_file_atomically("test_apps_bpe.vocab", "lo@@ 5\nw 3\nlow 1\n");
+    CHECK(run_bpe({"apply", "test_apps_bpe.codes"}, "low\n") == "low\n");
+    CHECK(run_bpe({"apply", "test_apps_bpe.codes", "--vocabulary", "test_apps_bpe.vocab",
+                   "--vocabulary-threshold", "2"},
+                  "low\n") == "lo@@ w\n");
+}
+
+TEST_CASE("bpe: bad arguments and bad input are errors naming what is wrong") {
+    CHECK_THROWS_WITH_AS(run_bpe({"learn"}, "a b\n"), doctest::Contains("--merges N is required"),
+                         Error);
+    CHECK_THROWS_WITH_AS(run_bpe({"learn", "--merges", "0"}, "a b\n"),
+                         doctest::Contains("--merges: expected N > 0, got 0"), Error);
+    CHECK_THROWS_WITH_AS(run_bpe({"learn", "--merges", "-2"}, "a b\n"),
+                         doctest::Contains("got -2"), Error);
+    CHECK_THROWS_WITH(run_bpe({"learn", "--merges", "5"}, "fine\nbad \xC3\n"),
+                      doctest::Contains("stdin:2: not valid UTF-8"));
+    write_file_atomically("test_apps_bpe.bad", "a b\n");
+    CHECK_THROWS_WITH(run_bpe({"apply", "test_apps_bpe.bad"}, "x\n"),
+                      doctest::Contains("test_apps_bpe.bad:1: not a BPE codes file"));
+    write_file_atomically("test_apps_bpe.codes", "#version: 0.2\na b\n");
+    CHECK_THROWS_WITH(run_bpe({"apply", "test_apps_bpe.codes"}, "ok\n\xFF\n"),
+                      doctest::Contains("stdin:2: not valid UTF-8"));
+    CHECK_THROWS_WITH(run_bpe({"apply"}, ""), doctest::Contains("expected one CODES file"));
+    CHECK_THROWS_WITH(run_bpe({"fly"}, ""), doctest::Contains("unknown action \"fly\""));
+    // More merges than the corpus allows: learning stops early (and says so on stderr).
+    CHECK(run_bpe({"learn", "--merges", "100"}, "ab ab\n") == "#version: 0.2\na b</w>\n");
+}
