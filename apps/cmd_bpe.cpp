@@ -9,6 +9,9 @@
 #include "apps/commands.h"
 #include "autograd/tensor.h"
 #include "data/bpe.h"
+#include "data/reversible_tokenizer.h"
+#include "data/text.h"
+#include "data/utf8.h"
 
 namespace seqgrad {
 namespace {
@@ -19,6 +22,7 @@ const char* kHelp =
                          [--glossary WORD ...] [--separator S] < text > segmented
        seqgrad bpe vocab < segmented > vocabulary
        seqgrad bpe undo [--separator S] < segmented > text
+       seqgrad bpe tokenize < raw > tokens        seqgrad bpe detokenize < tokens > raw
 
 Byte-pair encoding as subword-nmt's learn_bpe / apply_bpe / get_vocab do it; the files are
 interchangeable with subword-nmt's. Words are the pieces between single spaces.
@@ -32,6 +36,11 @@ interchangeable with subword-nmt's. Words are the pieces between single spaces.
           (default 1) are split back into known ones. --glossary words are never split.
   vocab   counts the tokens of stdin: "token count" lines, most frequent first.
   undo    removes the segmentation: every "@@ " and a "@@" at the end of a line.
+  tokenize, detokenize
+          the reversible pre-tokeniser a BPE run puts text through before `apply` (punctuation
+          split off, "￭" where there was no space: "Hunger." -> "Hunger ￭."), and its inverse.
+          So `bpe tokenize | bpe apply CODES` gives a run's subword tokens, and
+          `bpe undo | bpe detokenize` its text.
 
 A line that is not UTF-8, or a malformed codes or vocabulary file, is an error naming the file
 and line.
@@ -104,6 +113,21 @@ int vocab() {
     return std::cout ? 0 : 1;
 }
 
+int tokenize_lines(bool inverse) {
+    std::string line;
+    for (size_t number = 1; std::getline(std::cin, line); ++number) {
+        if (size_t at = find_invalid_utf8(line); at != std::string::npos)
+            throw Error(fmt::format("stdin:{}: not valid UTF-8 (bad byte 0x{:02x} at byte {})",
+                                    number, static_cast<unsigned char>(line[at]), at + 1));
+        if (inverse)
+            std::cout << reversible_detokenize(tokenize(line, TokenizerKind::word)) << '\n';
+        else
+            std::cout << detokenize(reversible_tokenize(line), TokenizerKind::word) << '\n';
+    }
+    std::cout.flush();
+    return std::cout ? 0 : 1;
+}
+
 int undo(const Args& args) {
     const std::string separator = get_separator(args);
     std::string line;
@@ -134,8 +158,11 @@ int cmd_bpe(const Argv& argv) {
     if (what == "apply") return apply(args);
     if (what == "vocab") return vocab();
     if (what == "undo") return undo(args);
-    throw Error(
-        fmt::format("bpe: unknown action \"{}\" (expected learn, apply, vocab or undo)", what));
+    if (what == "tokenize") return tokenize_lines(false);
+    if (what == "detokenize") return tokenize_lines(true);
+    throw Error(fmt::format(
+        "bpe: unknown action \"{}\" (expected learn, apply, vocab, undo, tokenize or detokenize)",
+        what));
 }
 
 }  // namespace seqgrad

@@ -56,13 +56,23 @@ TEST_CASE("bpe vocab counts tokens, most frequent first; apply --vocabulary filt
                   "low\n") == "lo@@ w\n");
 }
 
+TEST_CASE("bpe tokenize and detokenize: the reversible pre-tokeniser, line by line") {
+    const std::string raw = "Ich habe Hunger.\n\"Oui\", dit-il.\n\n";
+    const std::string tokens = run_bpe({"tokenize"}, raw);
+    CHECK(tokens ==
+          "Ich habe Hunger \xEF\xBF\xAD.\n\"\xEF\xBF\xAD Oui \xEF\xBF\xAD\" "
+          "\xEF\xBF\xAD, dit-il \xEF\xBF\xAD.\n\n");
+    CHECK(run_bpe({"detokenize"}, tokens) == raw);
+    CHECK_THROWS_WITH(run_bpe({"tokenize"}, "ok\n\xFF\n"), doctest::Contains("stdin:2:"));
+}
+
 TEST_CASE("bpe: bad arguments and bad input are errors naming what is wrong") {
     CHECK_THROWS_WITH_AS(run_bpe({"learn"}, "a b\n"), doctest::Contains("--merges N is required"),
                          Error);
     CHECK_THROWS_WITH_AS(run_bpe({"learn", "--merges", "0"}, "a b\n"),
                          doctest::Contains("--merges: expected N > 0, got 0"), Error);
-    CHECK_THROWS_WITH_AS(run_bpe({"learn", "--merges", "-2"}, "a b\n"),
-                         doctest::Contains("got -2"), Error);
+    CHECK_THROWS_WITH_AS(run_bpe({"learn", "--merges", "-2"}, "a b\n"), doctest::Contains("got -2"),
+                         Error);
     CHECK_THROWS_WITH(run_bpe({"learn", "--merges", "5"}, "fine\nbad \xC3\n"),
                       doctest::Contains("stdin:2: not valid UTF-8"));
     write_file_atomically("test_apps_bpe.bad", "a b\n");
