@@ -22,7 +22,8 @@ commands:
   attention RUN_DIR "a sentence" [--out heat.svg]     attention heatmap and diagnosis
   bleu REF [REF2 ...] < HYPS                          sacreBLEU-compatible BLEU
   bpe learn --merges N < corpus > codes               BPE subwords as subword-nmt learns them
-  bpe apply CODES [--vocabulary FILE] < text          ... and applies them (also: vocab, undo)
+  bpe apply CODES [--vocabulary FILE] < text          ... and applies them (also: vocab, undo,
+                                                      tokenize, detokenize)
   gradcheck [--only NAME] [--eps E] [--atol A] [--rtol R]
                                                       double-precision gradient checks
   gradflow [--out DIR] [--lengths 5,10,...]           gradient flow with/without attention
@@ -36,10 +37,14 @@ int main(int argc, char** argv) {
     using namespace seqgrad;
     // One line per sub-command.
     std::map<std::string, std::function<int(const Argv&)>> commands{
-        {"train", cmd_train},       {"gradcheck", cmd_gradcheck},
-        {"gradflow", cmd_gradflow}, {"translate", cmd_translate},
-        {"eval", cmd_eval},         {"attention", cmd_attention},
-        {"bleu", cmd_bleu},         {"bpe", cmd_bpe},
+        {"train", cmd_train},
+        {"gradcheck", cmd_gradcheck},
+        {"gradflow", cmd_gradflow},
+        {"translate", cmd_translate},
+        {"eval", cmd_eval},
+        {"attention", cmd_attention},
+        {"bleu", cmd_bleu},
+        {"bpe", cmd_bpe},
     };
     if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
         fmt::print("{}", kUsage);
