@@ -46,7 +46,7 @@ TEST_CASE("bpe learn and apply reproduce subword-nmt's reference files") {
     CHECK(run_bpe({"undo"}, segmented) == corpus);
 }
 
-TEST_CASE("bpe vocab counts tokens, most frequent first; apply --vocabulary filters with it") {
+TEST_CASE("bpe vocab counts tokens, most frequent first, and apply --vocabulary filters with it") {
     CHECK(run_bpe({"vocab"}, "b a@@ c\na@@ c b b\n") == "b 3\na@@ 2\nc 2\n");
     write_file_atomically("test_apps_bpe.codes", "#version: 0.2\nl o\nlo w</w>\n");
     write_file_atomically("test_apps_bpe.vocab", "lo@@ 5\nw 3\nlow 1\n");

@@ -65,7 +65,7 @@ TEST_CASE("apostrophes and hyphens inside words, and numbers, stay whole") {
     CHECK(reversible_tokenize("a--b") == Tokens{"a", J + "-", J + "-" + J, "b"});
 }
 
-TEST_CASE("case and letters are kept exactly; no character is changed") {
+TEST_CASE("case and letters are kept exactly: no character is changed") {
     CHECK(reversible_tokenize("Grüß Gott, Zoë!") ==
           Tokens{"Grüß", "Gott", J + ",", "Zoë", J + "!"});
     CHECK(reversible_detokenize(reversible_tokenize("Grüß Gott, Zoë!")) == "Grüß Gott, Zoë!");

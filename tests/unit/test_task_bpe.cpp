@@ -52,7 +52,7 @@ bool has_unknown(const Vocab& vocab, const std::vector<std::string>& tokens) {
 
 }  // namespace
 
-TEST_CASE("config: tokenizer bpe is cased by default; bad bpe keys name the key") {
+TEST_CASE("config: tokenizer bpe is cased by default, and bad bpe keys name the key") {
     Config c = Config::from_json({{"data", {{"tokenizer", "bpe"}}}});
     CHECK_FALSE(c.data.lowercase);
     CHECK(c.data.bpe_merges == 8000);
@@ -153,7 +153,7 @@ TEST_CASE("old char and word pipelines are unchanged: normalised text, no codes 
           std::vector<std::string>{"ich", "habe", "hunger", "."});
 }
 
-TEST_CASE("eval scores: raw references first; normalised scores only for normalising pipelines") {
+TEST_CASE("eval scores: raw references first, normalised scores only for normalising pipelines") {
     Task bpe = prepare_task(bpe_config("task_eval_bpe"), true);
     const std::string sentence = "We are tired, but happy: she is reading a book.";
     std::string out = eval_scores_text(bpe, "BPE", {sentence}, {sentence});
