@@ -229,3 +229,26 @@ TEST_CASE("the shipped BPE configs parse, and point at files that exist") {
     CHECK_FALSE(bpe.data.lowercase);
     CHECK(bpe.model.bidirectional);
 }
+
+TEST_CASE("bpe pipeline round trip over every line of the shipped corpora") {
+    // Codes learned from the small corpus above split most of these words into short pieces
+    // and many characters are unknown: the text must come back all the same.
+    Task task = prepare_task(bpe_config("task_bpe_corpora"), /*quiet=*/true);
+    size_t checked = 0;
+    for (const char* name : {"deu-eng/train.tsv", "deu-eng/test.tsv", "eng-fra/test.tsv"}) {
+        const std::string path = std::string(SEQGRAD_SOURCE_DIR) + "/datasets/" + name;
+        CorpusReadResult corpus = read_parallel_corpus(path);
+        for (const SentencePair& p : corpus.pairs) {
+            for (const std::string& text : {p.source, p.target}) {
+                const std::string back = task.pipeline.join(task.pipeline.source_tokens(text));
+                if (back != reversible_normal_form(text)) {
+                    FAIL_CHECK(path << ":" << p.line << ": \"" << text << "\" -> \"" << back
+                                    << "\"");
+                    return;
+                }
+                ++checked;
+            }
+        }
+    }
+    CHECK(checked > 18000);
+}
