@@ -125,7 +125,8 @@ class Bpe {
 
     const BpeCodes& codes() const { return codes_; }
     const BpeApplyOptions& options() const { return options_; }
-    /// Replaces the vocabulary filter (and clears the cache).
+    /// Replaces the vocabulary filter (and clears the cache). Not to be called while another
+    /// thread segments with this object.
     void set_vocabulary(std::unordered_set<std::string> vocabulary);
 
   private:
