@@ -2,9 +2,12 @@
 // files come out, and bad arguments or input are errors that say what is wrong.
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 #include <string>
+
+#include <unistd.h>
 
 #include "apps/commands.h"
 #include "autograd/tensor.h"
@@ -15,6 +18,14 @@ using namespace seqgrad;
 namespace {
 
 const std::string kGolden = std::string(SEQGRAD_SOURCE_DIR) + "/tests/data/subword-nmt/";
+
+// A file of this test under the system's temporary folder (pid and case name: ctest runs the
+// cases side by side).
+std::string temp_file(const std::string& name) {
+    return (std::filesystem::temp_directory_path() /
+            ("seqgrad_test_apps_bpe_" + std::to_string(::getpid()) + "_" + name))
+        .string();
+}
 
 // Runs `seqgrad bpe ARGS` with `input` on stdin; returns stdout.
 std::string run_bpe(const Argv& args, const std::string& input) {
@@ -40,19 +51,20 @@ TEST_CASE("bpe learn and apply reproduce subword-nmt's reference files") {
     const std::string corpus = read_file(kGolden + "corpus.en");
     const std::string codes = run_bpe({"learn", "--merges", "1000"}, corpus);
     CHECK(codes == read_file(kGolden + "bpe.ref"));
-    write_file_atomically("test_apps_bpe.codes", codes);
-    const std::string segmented = run_bpe({"apply", "test_apps_bpe.codes"}, corpus);
+    const std::string path = temp_file("golden.codes");
+    write_file_atomically(path, codes);
+    const std::string segmented = run_bpe({"apply", path}, corpus);
     CHECK(segmented == read_file(kGolden + "corpus.bpe.ref.en"));
     CHECK(run_bpe({"undo"}, segmented) == corpus);
 }
 
 TEST_CASE("bpe vocab counts tokens, most frequent first, and apply --vocabulary filters with it") {
     CHECK(run_bpe({"vocab"}, "b a@@ c\na@@ c b b\n") == "b 3\na@@ 2\nc 2\n");
-    write_file_atomically("test_apps_bpe.codes", "#version: 0.2\nl o\nlo w</w>\n");
-    write_file_atomically("test_apps_bpe.vocab", "lo@@ 5\nw 3\nlow 1\n");
-    CHECK(run_bpe({"apply", "test_apps_bpe.codes"}, "low\n") == "low\n");
-    CHECK(run_bpe({"apply", "test_apps_bpe.codes", "--vocabulary", "test_apps_bpe.vocab",
-                   "--vocabulary-threshold", "2"},
+    const std::string codes = temp_file("filter.codes"), vocab = temp_file("filter.vocab");
+    write_file_atomically(codes, "#version: 0.2\nl o\nlo w</w>\n");
+    write_file_atomically(vocab, "lo@@ 5\nw 3\nlow 1\n");
+    CHECK(run_bpe({"apply", codes}, "low\n") == "low\n");
+    CHECK(run_bpe({"apply", codes, "--vocabulary", vocab, "--vocabulary-threshold", "2"},
                   "low\n") == "lo@@ w\n");
 }
 
@@ -75,11 +87,12 @@ TEST_CASE("bpe: bad arguments and bad input are errors naming what is wrong") {
                          Error);
     CHECK_THROWS_WITH(run_bpe({"learn", "--merges", "5"}, "fine\nbad \xC3\n"),
                       doctest::Contains("stdin:2: not valid UTF-8"));
-    write_file_atomically("test_apps_bpe.bad", "a b\n");
-    CHECK_THROWS_WITH(run_bpe({"apply", "test_apps_bpe.bad"}, "x\n"),
-                      doctest::Contains("test_apps_bpe.bad:1: not a BPE codes file"));
-    write_file_atomically("test_apps_bpe.codes", "#version: 0.2\na b\n");
-    CHECK_THROWS_WITH(run_bpe({"apply", "test_apps_bpe.codes"}, "ok\n\xFF\n"),
+    const std::string bad = temp_file("bad.codes"), good = temp_file("good.codes");
+    write_file_atomically(bad, "a b\n");
+    CHECK_THROWS_WITH(run_bpe({"apply", bad}, "x\n"),
+                      doctest::Contains((bad + ":1: not a BPE codes file").c_str()));
+    write_file_atomically(good, "#version: 0.2\na b\n");
+    CHECK_THROWS_WITH(run_bpe({"apply", good}, "ok\n\xFF\n"),
                       doctest::Contains("stdin:2: not valid UTF-8"));
     CHECK_THROWS_WITH(run_bpe({"apply"}, ""), doctest::Contains("expected one CODES file"));
     CHECK_THROWS_WITH(run_bpe({"fly"}, ""), doctest::Contains("unknown action \"fly\""));

@@ -2,11 +2,14 @@
 // reference files (tests/data/subword-nmt/, MIT licence).
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #include "data/bpe.h"
 #include "data/file_io.h"
@@ -180,11 +183,13 @@ TEST_CASE("glossary words are never split, also inside a word") {
 }
 
 TEST_CASE("read_bpe_vocabulary keeps tokens at the threshold and names bad lines") {
-    const std::string path = "test_bpe_vocab.txt";
+    const std::string path = (std::filesystem::temp_directory_path() /
+                              ("seqgrad_test_bpe_vocab_" + std::to_string(::getpid()) + ".txt"))
+                                 .string();
     write_file_atomically(path, "the 10\nlo@@ 3\nw 1\n");
     CHECK(read_bpe_vocabulary(path, 3) == std::unordered_set<std::string>{"the", "lo@@"});
     write_file_atomically(path, "the 10\nbroken\n");
-    CHECK_THROWS_WITH_AS(read_bpe_vocabulary(path, 1), doctest::Contains("test_bpe_vocab.txt:2:"),
+    CHECK_THROWS_WITH_AS(read_bpe_vocabulary(path, 1), doctest::Contains((path + ":2:").c_str()),
                          std::runtime_error);
     write_file_atomically(path, "the ten\n");
     CHECK_THROWS_WITH_AS(read_bpe_vocabulary(path, 1), doctest::Contains("not an integer"),

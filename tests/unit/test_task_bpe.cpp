@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "apps/attention_report.h"
 #include "apps/commands.h"
 #include "autograd/tensor.h"
@@ -30,6 +32,16 @@ const char* kTrain =
     "I'm reading.\tIch lese.\n"
     "He is hungry!\tEr hat Hunger!\n";
 const char* kValid = "We are hungry.\tWir haben Hunger.\n";
+
+// A fresh folder of its own under the system's temporary folder (the pid: several checkouts'
+// suites may run at once, and ctest runs this file's cases side by side).
+std::string temp_dir(const std::string& name) {
+    const std::string dir = (std::filesystem::temp_directory_path() /
+                             ("seqgrad_test_task_bpe_" + std::to_string(::getpid()) + "_" + name))
+                                .string();
+    std::filesystem::remove_all(dir);
+    return dir;
+}
 
 Config bpe_config(const std::string& dir, json data_overrides = json::object()) {
     std::filesystem::create_directories(dir);
@@ -79,7 +91,7 @@ TEST_CASE("config: tokenizer bpe is cased by default, and bad bpe keys name the 
 }
 
 TEST_CASE("bpe pipeline: real text in, the same text out, subword tokens in between") {
-    Task task = prepare_task(bpe_config("task_bpe_roundtrip"), /*quiet=*/true);
+    Task task = prepare_task(bpe_config(temp_dir("task_bpe_roundtrip")), /*quiet=*/true);
     REQUIRE(task.pipeline.reversible());
     for (const char* text : {"Ich habe Hunger.", "Wir sind müde, aber glücklich.",
                              "Sie liest Bücher!", "Er ist (sehr) müde..."}) {
@@ -93,7 +105,7 @@ TEST_CASE("bpe pipeline: real text in, the same text out, subword tokens in betw
 }
 
 TEST_CASE("bpe pipeline: a word made of characters seen in training is never <unk>") {
-    Task task = prepare_task(bpe_config("task_bpe_unk"), /*quiet=*/true);
+    Task task = prepare_task(bpe_config(temp_dir("task_bpe_unk")), /*quiet=*/true);
     // Unseen words, every character of which occurs in the training text of their side.
     for (const char* text : {"Büchersucher lasen müheless.", "Hungrig, glücklich!"}) {
         INFO(text);
@@ -111,7 +123,7 @@ TEST_CASE("bpe pipeline: a word made of characters seen in training is never <un
 TEST_CASE("bpe codes are saved in the run directory and give the same tokens when loaded") {
     for (bool joint : {true, false}) {
         INFO("joint " << joint);
-        const std::string dir = joint ? "task_bpe_saved_joint" : "task_bpe_saved_separate";
+        const std::string dir = temp_dir(joint ? "saved_joint" : "saved_separate");
         Config config = bpe_config(dir, {{"bpe_joint", joint}});
         Task task = prepare_task(config, /*quiet=*/true);
         task.source_vocab.save(dir + "/vocab.source.json");
@@ -131,7 +143,7 @@ TEST_CASE("bpe codes are saved in the run directory and give the same tokens whe
 }
 
 TEST_CASE("bpe: a missing or broken codes file in the run directory is an error naming it") {
-    const std::string dir = "task_bpe_broken";
+    const std::string dir = temp_dir("broken");
     Config config = bpe_config(dir);
     Task task = prepare_task(config, /*quiet=*/true);
     task.source_vocab.save(dir + "/vocab.source.json");
@@ -144,8 +156,9 @@ TEST_CASE("bpe: a missing or broken codes file in the run directory is an error 
 }
 
 TEST_CASE("old char and word pipelines are unchanged: normalised text, no codes needed") {
-    Config config = bpe_config(
-        "task_word", {{"tokenizer", "word"}, {"lowercase", true}, {"separate_punctuation", true}});
+    Config config =
+        bpe_config(temp_dir("task_word"),
+                   {{"tokenizer", "word"}, {"lowercase", true}, {"separate_punctuation", true}});
     Task task = prepare_task(config, true);
     CHECK_FALSE(task.pipeline.reversible());
     CHECK(task.pipeline.join(task.pipeline.tokens("Ich habe Hunger.")) == "ich habe hunger .");
@@ -154,7 +167,7 @@ TEST_CASE("old char and word pipelines are unchanged: normalised text, no codes 
 }
 
 TEST_CASE("eval scores: raw references first, normalised scores only for normalising pipelines") {
-    Task bpe = prepare_task(bpe_config("task_eval_bpe"), true);
+    Task bpe = prepare_task(bpe_config(temp_dir("task_eval_bpe")), true);
     const std::string sentence = "We are tired, but happy: she is reading a book.";
     std::string out = eval_scores_text(bpe, "BPE", {sentence}, {sentence});
     CHECK(out.rfind("sacreBLEU on the detokenised, cased output against the raw references:\n"
@@ -165,7 +178,7 @@ TEST_CASE("eval scores: raw references first, normalised scores only for normali
     CHECK(out.find("normalised text") == std::string::npos);
 
     Task word = prepare_task(
-        bpe_config("task_eval_word",
+        bpe_config(temp_dir("task_eval_word"),
                    {{"tokenizer", "word"}, {"lowercase", true}, {"separate_punctuation", true}}),
         true);
     out = eval_scores_text(word, "lower-cased",
@@ -183,11 +196,11 @@ TEST_CASE("eval scores: raw references first, normalised scores only for normali
 TEST_CASE("the share of sentences with <unk>, before (word) and after (BPE)") {
     std::vector<SentencePair> test{{"Ich lese Bücher.", "I'm reading books."},
                                    {"Büchersucher lasen.", "Tired readers read."}};
-    Task bpe = prepare_task(bpe_config("task_unk_bpe"), true);
+    Task bpe = prepare_task(bpe_config(temp_dir("task_unk_bpe")), true);
     CHECK(unknown_share_text(bpe, test).find("0 of 2 sources (0.0%), 0 of 2 references") !=
           std::string::npos);
     Task word = prepare_task(
-        bpe_config("task_unk_word",
+        bpe_config(temp_dir("task_unk_word"),
                    {{"tokenizer", "word"}, {"lowercase", true}, {"separate_punctuation", true}}),
         true);
     CHECK(unknown_share_text(word, test).find("1 of 2 sources (50.0%), 1 of 2 references") !=
@@ -233,7 +246,7 @@ TEST_CASE("the shipped BPE configs parse, and point at files that exist") {
 TEST_CASE("bpe pipeline round trip over every line of the shipped corpora") {
     // Codes learned from the small corpus above split most of these words into short pieces
     // and many characters are unknown: the text must come back all the same.
-    Task task = prepare_task(bpe_config("task_bpe_corpora"), /*quiet=*/true);
+    Task task = prepare_task(bpe_config(temp_dir("task_bpe_corpora")), /*quiet=*/true);
     size_t checked = 0;
     for (const char* name : {"deu-eng/train.tsv", "deu-eng/test.tsv", "eng-fra/test.tsv"}) {
         const std::string path = std::string(SEQGRAD_SOURCE_DIR) + "/datasets/" + name;
