@@ -57,6 +57,63 @@ AttentionDiagnosis diagnose_attention(const std::vector<std::vector<double>>& we
     return d;
 }
 
+namespace {
+
+// The words of `tokens`: for each, the token positions it spans, and its label.
+struct Words {
+    std::vector<std::vector<size_t>> positions;
+    std::vector<std::string> labels;
+};
+
+Words group_subwords(const std::vector<std::string>& tokens, const std::string& separator) {
+    const std::string joiner = "\xEF\xBF\xAD";  // U+FFED, data/reversible_tokenizer.h
+    Words words;
+    bool continues = false;
+    for (size_t i = 0; i < tokens.size(); ++i) {
+        std::string t = tokens[i];
+        const bool open = t.size() > separator.size() &&
+                          t.compare(t.size() - separator.size(), separator.size(), separator) == 0;
+        if (open) t.resize(t.size() - separator.size());
+        for (size_t at; (at = t.find(joiner)) != std::string::npos;) t.erase(at, joiner.size());
+        if (!continues) {
+            words.positions.emplace_back();
+            words.labels.emplace_back();
+        }
+        words.positions.back().push_back(i);
+        words.labels.back() += t;
+        continues = open;
+    }
+    return words;
+}
+
+}  // namespace
+
+WordAttention merge_subword_attention(const std::vector<std::string>& source_tokens,
+                                      const std::vector<std::string>& output_tokens,
+                                      const std::vector<std::vector<double>>& weights,
+                                      const std::string& separator) {
+    if (weights.size() != output_tokens.size())
+        throw std::invalid_argument(
+            fmt::format("merge_subword_attention: {} rows for {} output tokens", weights.size(),
+                        output_tokens.size()));
+    for (const auto& row : weights)
+        if (row.size() != source_tokens.size())
+            throw std::invalid_argument(
+                fmt::format("merge_subword_attention: a row of {} weights for {} source tokens",
+                            row.size(), source_tokens.size()));
+    Words source = group_subwords(source_tokens, separator);
+    Words output = group_subwords(output_tokens, separator);
+    WordAttention merged{source.labels, output.labels, {}};
+    for (const auto& rows : output.positions) {
+        std::vector<double> row(source.positions.size(), 0.0);
+        for (size_t t : rows)
+            for (size_t w = 0; w < source.positions.size(); ++w)
+                for (size_t s : source.positions[w]) row[w] += weights[t][s] / double(rows.size());
+        merged.weights.push_back(std::move(row));
+    }
+    return merged;
+}
+
 std::string display_token(const std::string& token) {
     if (token.empty()) return "\xe2\x88\x85";  // ∅
     if (token == " ") return "\xe2\x90\xa3";   // ␣, the open box: a visible space

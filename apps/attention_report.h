@@ -69,6 +69,20 @@ AttentionDiagnosis diagnose_attention(const std::vector<std::vector<double>>& we
 // becomes "␣", other white space and empty tokens become visible too.
 std::string display_token(const std::string& token);
 
+// Attention over subwords merged into words (`seqgrad attention --words`). A token ending with
+// the BPE separator ("Hun@@") continues into the next one ("ger"): together they are the word
+// "Hunger". A source word's weight is the sum of its subwords' weights (the attention mass the
+// decoder put on the word); an output word's row is the mean of its subwords' rows (so every
+// row still sums to 1). Labels are the words, without the "@@" and the "￭" joiner marks.
+struct WordAttention {
+    std::vector<std::string> source_words, output_words;
+    std::vector<std::vector<double>> weights;  // [output words][source words]
+};
+WordAttention merge_subword_attention(const std::vector<std::string>& source_tokens,
+                                      const std::vector<std::string>& output_tokens,
+                                      const std::vector<std::vector<double>>& weights,
+                                      const std::string& separator = "@@");
+
 // The text report: a table with one line per output step (output token, most attended input
 // token, its weight, entropy in nats, normalised entropy, a DISPERSED flag), then the summary.
 // `source_tokens` and `output_tokens` label the columns and rows of the diagnosed matrix (same

@@ -18,7 +18,7 @@ namespace {
 
 const char* kHelp =
     R"(usage: seqgrad attention RUN_DIR "a source sentence" [--out heat.svg] [--csv FILE]
-                         [--beam K] [--checkpoint best|last]
+                         [--beam K] [--checkpoint best|last] [--words]
 
 Translates the sentence with the model trained in RUN_DIR (the words after RUN_DIR are joined
 with spaces, so the quotes are optional), writes the attention weights of the best hypothesis
@@ -38,12 +38,16 @@ options:
   --csv FILE        also write the weights as CSV (one line per output token)
   --beam K          beam width; 1 = greedy (default: the run's decode.beam_size)
   --checkpoint W    best (default; falls back to last when there is none) or last
+  --words           for a BPE run: merge subwords into words ("Hun@@ ger" -> "Hunger"); a source
+                    word's weight is the sum of its subwords' weights, an output word's row the
+                    mean of its subwords' rows (rows still sum to 1). Without it the rows and
+                    columns are the subword tokens the model read and wrote, with their marks.
 )";
 
 }  // namespace
 
 int cmd_attention(const Argv& argv) {
-    Args args(argv, {"out", "csv", "beam", "checkpoint"}, {"help"});
+    Args args(argv, {"out", "csv", "beam", "checkpoint"}, {"help", "words"});
     if (args.has("help")) {
         fmt::print("{}", kHelp);
         return 0;
@@ -95,6 +99,13 @@ int cmd_attention(const Argv& argv) {
     std::vector<std::vector<double>> weights;
     for (const std::vector<float>& row : best.attention)
         weights.emplace_back(row.begin(), row.end());
+
+    if (args.has("words")) {
+        WordAttention merged = merge_subword_attention(source_labels, output_labels, weights);
+        source_labels = std::move(merged.source_words);
+        output_labels = std::move(merged.output_words);
+        weights = std::move(merged.weights);
+    }
 
     fmt::print("input:  {}\n", sentence);
     fmt::print("output: {}{}\n", t.text,

@@ -17,9 +17,11 @@ const char* kHelp = R"(usage: seqgrad train CONFIG [--set key.path=value ...] [-
        seqgrad train --resume RUN_DIR [--set key.path=value ...] [--quiet]
 
 Trains a model as CONFIG says and writes into its output.run_dir: config.json (the config
-actually used), vocab.source.json, vocab.target.json, metrics.jsonl, best.safetensors,
-last.safetensors, loss.svg and explore.html (`seqgrad explore` of the first output.explore
-test sentences; 0 turns it off). Ctrl-C finishes the current step, writes `last` and exits.
+actually used), vocab.source.json, vocab.target.json, for data.tokenizer "bpe" the merges
+learned from the training split (bpe.codes, or bpe.source.codes and bpe.target.codes, in
+subword-nmt's format), metrics.jsonl, best.safetensors, last.safetensors, loss.svg and
+explore.html (`seqgrad explore` of the first output.explore test sentences; 0 turns it off).
+Ctrl-C finishes the current step, writes `last` and exits.
 --resume continues from RUN_DIR/last.safetensors with RUN_DIR/config.json (plus --set).
 )";
 

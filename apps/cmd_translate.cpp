@@ -13,6 +13,7 @@
 #include "apps/plot.h"
 #include "apps/run_args.h"
 #include "autograd/tensor.h"
+#include "data/text.h"
 #include "data/utf8.h"
 #include "models/run.h"
 #include "models/translator.h"
@@ -22,14 +23,16 @@ namespace {
 
 const char* kHelp =
     R"(usage: seqgrad translate RUN_DIR [--input FILE] [--beam K] [--alpha A] [--nbest N]
-                         [--max-length L] [--checkpoint best|last]
+                         [--max-length L] [--checkpoint best|last] [--tokens]
                          [--prefix "target words"] [--trace FILE.jsonl]
 
 Translates sentences, one per line, read from stdin (or FILE) with the model trained in
 RUN_DIR, and writes one translation per line to stdout, in input order. Input lines go through
-the training text pipeline (normalisation, tokenisation), so the output is normalised text too
-(e.g. lower-case); a word or character the model never saw becomes <unk>; an empty line gives
-an empty line; a line that is not valid UTF-8 is an error naming its line number.
+the training text pipeline. With a BPE run (data.tokenizer "bpe") the output is real text:
+cased, detokenised, punctuation attached; an input made only of characters seen in training
+never holds an <unk>. With a char / word run the output is normalised text (e.g. lower-case)
+and a word or character the model never saw becomes <unk>. An empty line gives an empty line;
+a line that is not valid UTF-8 is an error naming its line number.
 Lines are decoded in batches; from a terminal, each line is translated as it is typed.
 
 options (defaults: the run's config, section "decode"):
@@ -40,6 +43,7 @@ options (defaults: the run's config, section "decode"):
   --nbest N         print the N best hypotheses per input; needs N <= K, and K defaults to N
   --max-length L    at most L output tokens, EOS included  (decode.max_length)
   --checkpoint W    best (default; falls back to last when there is none) or last
+  --tokens          print the tokens (BPE subwords) of each translation instead of its text
   --prefix TEXT     force every translation to start with TEXT (target language, through
                     the target text pipeline; words the model does not know become <unk>)
                     and decode the rest: "what would the model say after these words?"
@@ -89,8 +93,8 @@ std::string trace_line(const LoadedRun& run, size_t line, const std::string& sou
 
 // Writes the translations of `lines`, as the help text above describes.
 void print_translations(const LoadedRun& run, const DecodeOptions& options,
-                        const std::vector<std::string>& lines, int nbest, std::ostream& out,
-                        TranslateRequest& request) {
+                        const std::vector<std::string>& lines, int nbest, bool tokens,
+                        std::ostream& out, TranslateRequest& request) {
     TranslateExtras extras;
     extras.trace = request.trace;
     if (!request.forced_prefix.empty())
@@ -101,15 +105,20 @@ void print_translations(const LoadedRun& run, const DecodeOptions& options,
             request.traced.push_back(
                 trace_line(run, request.lines_done + i + 1, lines[i], translations[i]));
     request.lines_done += lines.size();
+    // The text of a hypothesis, or with --tokens the tokens it is made of.
+    auto text_of = [&](const Hypothesis& h) {
+        if (!tokens) return run.task.decode_target(h.tokens);
+        return detokenize(run.task.target_vocab.decode(h.tokens, /*strip_special=*/true),
+                          TokenizerKind::word);
+    };
     for (const Translation& t : translations) {
         if (nbest <= 1) {
-            out << t.text << '\n';
+            out << (tokens && !t.nbest.empty() ? text_of(t.nbest[0]) : t.text) << '\n';
             continue;
         }
         for (size_t k = 0; k < t.nbest.size(); ++k) {
             const Hypothesis& h = t.nbest[k];
-            out << fmt::format("{}\t{:.4f}\t{:.4f}\t{}\n", k + 1, h.score, h.log_prob,
-                               run.task.decode_target(h.tokens));
+            out << fmt::format("{}\t{:.4f}\t{:.4f}\t{}\n", k + 1, h.score, h.log_prob, text_of(h));
         }
         out << '\n';
     }
@@ -134,7 +143,7 @@ std::vector<std::string> read_utf8_lines(std::istream& in, const std::string& na
 int cmd_translate(const Argv& argv) {
     Args args(argv,
               {"input", "beam", "alpha", "nbest", "max-length", "checkpoint", "prefix", "trace"},
-              {"help"});
+              {"help", "tokens"});
     if (args.has("help")) {
         fmt::print("{}", kHelp);
         return 0;
@@ -158,6 +167,7 @@ int cmd_translate(const Argv& argv) {
         throw Error(fmt::format("--max-length: expected L >= 1, got {}", options.max_length));
     options.keep_attention = false;  // not printed; saves memory on long inputs
 
+    const bool tokens = args.has("tokens");
     TranslateRequest request;
     request.trace = args.has("trace");
     if (args.has("prefix")) {
@@ -195,7 +205,7 @@ int cmd_translate(const Argv& argv) {
             std::vector<std::string> lines = read_utf8_lines(one, name);
             if (lines.empty()) lines.push_back("");
             try {
-                print_translations(run, options, lines, nbest, std::cout, request);
+                print_translations(run, options, lines, nbest, tokens, std::cout, request);
             } catch (const std::exception& e) {
                 fmt::print(stderr, "line {}: {}\n", number, e.what());
             }
@@ -207,7 +217,7 @@ int cmd_translate(const Argv& argv) {
 
     std::vector<std::string> lines = read_utf8_lines(in, name);
     auto start = std::chrono::steady_clock::now();
-    print_translations(run, options, lines, nbest, std::cout, request);
+    print_translations(run, options, lines, nbest, tokens, std::cout, request);
     std::cout.flush();
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "models/task.h"
+
 namespace seqgrad {
 
 using Argv = std::vector<std::string>;
@@ -36,6 +38,7 @@ struct ExploreReport {
 // Writes the explore file atomically (default RUN_DIR/explore.html). Throws seqgrad::Error
 // naming the option, path or file on bad input.
 ExploreReport run_explore(const ExploreRequest& request);
+int cmd_bpe(const Argv& args);
 
 // translate: the lines of `in`, without line ends; throws naming `name` and the 1-based line
 // number on a line that is not valid UTF-8.
@@ -48,6 +51,14 @@ void check_line_counts(const std::string& hyp_name, size_t hyp_lines,
                        const std::string& ref_name, size_t ref_lines);
 // bleu --score-only: the score with `width` decimals, e.g. "48.5" for width 1.
 std::string format_score_only(double score, int width);
+
+// eval: the score lines — sacreBLEU BLEU and chrF against the raw references, then (for a
+// pipeline that is not reversible) against references normalised like the output.
+std::string eval_scores_text(const Task& task, const std::string& pipeline_description,
+                             const std::vector<std::string>& hypotheses,
+                             const std::vector<std::string>& raw_references);
+// eval: how many sources and references hold a token outside the vocabulary.
+std::string unknown_share_text(const Task& task, const std::vector<SentencePair>& pairs);
 
 // Redraws RUN_DIR/loss.svg from RUN_DIR/metrics.jsonl.
 void write_loss_plot(const std::string& run_dir);

@@ -382,10 +382,14 @@ json explore_data(const LoadedRun& run, const std::string& run_dir, const Explor
         decode_with_progress(run, input.sources, greedy, {}, options.progress, "greedy");
 
     TokenTexts tokens{run.task.target_vocab, {}};
-    // The model reads normalised text: the references are scored normalised alike.
+    // A reversible (BPE) pipeline gives back real text, scored against the raw references, as
+    // `seqgrad eval` does; a char / word model writes normalised text, scored against the
+    // references normalised alike.
     std::vector<std::string> references, greedy_texts, beam_texts;
     for (const std::string& raw : input.references)
-        references.push_back(run.task.pipeline.join(run.task.pipeline.tokens(raw)));
+        references.push_back(run.task.pipeline.reversible()
+                                 ? raw
+                                 : run.task.pipeline.join(run.task.pipeline.tokens(raw)));
     json sentences = json::array();
     for (size_t i = 0; i < input.sources.size(); ++i) {
         sentences.push_back(sentence_json(run, input.sources[i],

@@ -217,10 +217,10 @@ Batch pairs_batch(const Task& task, const std::vector<SentencePair>& pool, int l
     for (EncodedPair& p : pairs) {
         const SentencePair& first = pool[rng.below(pool.size())];
         std::string text = first.source;
-        std::vector<std::string> tokens = task.pipeline.tokens(text);
+        std::vector<std::string> tokens = task.pipeline.source_tokens(text);
         for (int guard = 0; int(tokens.size()) < length - 1 && guard < 10000; ++guard) {
             text += " " + pool[rng.below(pool.size())].source;
-            tokens = task.pipeline.tokens(text);
+            tokens = task.pipeline.source_tokens(text);
         }
         tokens.resize(size_t(std::min<int>(length - 1, int(tokens.size()))));
         p.source = task.source_vocab.encode(tokens, /*add_eos=*/true);

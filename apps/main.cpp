@@ -24,6 +24,9 @@ commands:
                                                       one offline HTML file: corpus, beam
                                                       trees, attention, what-if, training
   bleu REF [REF2 ...] < HYPS                          sacreBLEU-compatible BLEU
+  bpe learn --merges N < corpus > codes               BPE subwords as subword-nmt learns them
+  bpe apply CODES [--vocabulary FILE] < text          ... and applies them (also: vocab, undo,
+                                                      tokenize, detokenize)
   gradcheck [--only NAME] [--eps E] [--atol A] [--rtol R]
                                                       double-precision gradient checks
   gradflow [--out DIR] [--lengths 5,10,...]           gradient flow with/without attention
@@ -45,6 +48,7 @@ int main(int argc, char** argv) {
         {"attention", cmd_attention},
         {"bleu", cmd_bleu},
         {"explore", cmd_explore},
+        {"bpe", cmd_bpe},
     };
     if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
         fmt::print("{}", kUsage);

@@ -141,7 +141,9 @@ Config Config::from_json(const json& j, const std::string& source) {
         r.string("valid", d.valid);
         r.string("test", d.test);
         r.integer("source_column", d.source_column, 0, 1);
-        r.choice("tokenizer", d.tokenizer, {"char", "word"});
+        r.choice("tokenizer", d.tokenizer, {"char", "word", "bpe"});
+        // BPE text is cased by default: it goes through the reversible pre-tokeniser.
+        if (d.tokenizer == "bpe") d.lowercase = false;
         r.boolean("lowercase", d.lowercase);
         r.boolean("strip_accents", d.strip_accents);
         r.boolean("separate_punctuation", d.separate_punctuation);
@@ -150,11 +152,18 @@ Config Config::from_json(const json& j, const std::string& source) {
         r.integer("max_source_len", d.max_source_len, 1);
         r.integer("max_target_len", d.max_target_len, 1);
         r.choice("bad_lines", d.bad_lines, {"fail", "skip"});
+        r.integer("bpe_merges", d.bpe_merges, 1);
+        r.boolean("bpe_joint", d.bpe_joint);
         r.integer("dates_train", d.dates_train, 1);
         r.integer("dates_valid", d.dates_valid, 1);
         r.integer("dates_test", d.dates_test, 1);
         r.seed("dates_seed", d.dates_seed);
         r.finish();
+        if (d.tokenizer == "bpe" && d.separate_punctuation)
+            throw Error(fmt::format(
+                "{}: data.separate_punctuation: must be false with data.tokenizer \"bpe\" (its "
+                "reversible pre-tokeniser splits punctuation off itself)",
+                source));
         if (d.task == "tsv" && (d.train.empty() || d.valid.empty()))
             throw Error(
                 fmt::format("{}: data.train and data.valid: required when data.task is "
@@ -244,6 +253,8 @@ json Config::to_json() const {
           {"max_source_len", d.max_source_len},
           {"max_target_len", d.max_target_len},
           {"bad_lines", d.bad_lines},
+          {"bpe_merges", d.bpe_merges},
+          {"bpe_joint", d.bpe_joint},
           {"dates_train", d.dates_train},
           {"dates_valid", d.dates_valid},
           {"dates_test", d.dates_test},

@@ -16,8 +16,8 @@ struct DataConfig {
     std::string task = "dates";      // "dates": generated dates; "tsv": a parallel corpus
     std::string train, valid, test;  // TSV paths (relative to the config file's folder)
     int source_column = 0;           // which TSV column is the source (0 or 1)
-    std::string tokenizer = "char";  // "char" or "word"
-    bool lowercase = true;
+    std::string tokenizer = "char";  // "char", "word" or "bpe"
+    bool lowercase = true;           // default false with tokenizer "bpe"
     bool strip_accents = false;
     bool separate_punctuation = false;
     int min_freq = 1;
@@ -25,6 +25,10 @@ struct DataConfig {
     int max_source_len = 60;
     int max_target_len = 60;
     std::string bad_lines = "fail";  // "fail" or "skip"
+    // tokenizer "bpe": merges learned from the training split (data/bpe.h), one set of codes
+    // for source and target together (joint) or one per side.
+    int bpe_merges = 8000;
+    bool bpe_joint = true;
     int dates_train = 20000, dates_valid = 1000, dates_test = 2000;
     uint64_t dates_seed = 7;
 };

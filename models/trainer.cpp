@@ -142,6 +142,7 @@ class Run {
             task_ = prepare_task(config, options.quiet);
             task_.source_vocab.save(dir_ + "/vocab.source.json");
             task_.target_vocab.save(dir_ + "/vocab.target.json");
+            save_bpe_codes(task_.pipeline, dir_);
             std::filesystem::remove(dir_ + "/metrics.jsonl");
         }
         write_file_atomically(dir_ + "/config.json", run_config_json(config, dir_).dump(2) + "\n");

@@ -38,7 +38,7 @@ std::vector<Translation> translate(const Seq2Seq& model, const Task& task,
     std::vector<std::vector<int32_t>> encoded(sources.size());
     std::vector<size_t> order;
     for (size_t i = 0; i < sources.size(); ++i) {
-        std::vector<std::string> tokens = task.pipeline.tokens(sources[i]);
+        std::vector<std::string> tokens = task.pipeline.source_tokens(sources[i]);
         if (tokens.empty()) continue;  // an empty line translates to an empty line
         tokens.push_back(std::string(Vocab::eos_token));
         results[i].source_tokens = tokens;
