@@ -4,6 +4,8 @@
 #include <new>
 #include <vector>
 
+#include "autograd/switches.h"
+
 namespace seqgrad {
 namespace {
 
@@ -35,7 +37,7 @@ int bucket_for(size_t size, size_t* capacity) {
 struct Pool {
     std::vector<real*> free_lists[kBuckets];
     BufferPoolStats stats;
-    bool enabled = true;
+    bool enabled = switches().buffer_pool;  // SEQGRAD_DISABLE=buffer_pool turns reuse off
 
     ~Pool() { clear(); }
     void clear() {
@@ -68,10 +70,8 @@ Buffer::Buffer(size_t size) : size_(size) {
     int bucket = bucket_for(size, &capacity_);
     // Nothing cached of this size: a cached buffer of up to 8 times the capacity serves as well
     // (only the pages it touches cost memory, and those are already resident), and is cheaper
-    // than a system allocation while it waits idle. Measured on config (c) with 2 threads:
-    // borrowing from the next class only took the timed steps' system allocations from 16 to 7;
-    // up to 3 classes took the peak from 317 to 309 MB once the backward pass started holding
-    // shared_over_steps rows (1 MB buffers, allocated after the 8 MB logits gradient is freed).
+    // than a system allocation while it waits idle (docs/performance.md, "the buffer pool", has
+    // what up to three classes larger saved).
     for (int larger = bucket + 1;
          larger <= bucket + 3 && larger < kBuckets && p.free_lists[bucket].empty(); ++larger)
         if (!p.free_lists[larger].empty()) {

@@ -51,16 +51,8 @@ class Attention : public Module {
     virtual Tensor project_keys(const Tensor& keys) const { return keys; }
 
     // One decoder step. `mask` may be undefined (no padding).
-    AttentionResult forward(const Tensor& query, const Tensor& keys, const Tensor& keys_projected,
-                            const Tensor& mask) const {
-        return forward(query, keys, keys_projected, mask, query_weight());
-    }
-    // The same with the query projection's weight given: query_weight() or a view of it. A
-    // decoder that steps itself wraps it once per sequence in shared_over_steps (autograd/ops.h)
-    // so that training sums its gradient over all steps in one product.
     virtual AttentionResult forward(const Tensor& query, const Tensor& keys,
-                                    const Tensor& keys_projected, const Tensor& mask,
-                                    const Tensor& query_weight) const = 0;
+                                    const Tensor& keys_projected, const Tensor& mask) const = 0;
     // The weight every step projects the query by (Bahdanau W_q [A, Dq], Luong concat's
     // W[:, :Dq]), or undefined (Luong dot and general: the query is used as it is).
     virtual Tensor query_weight() const { return Tensor(); }
@@ -79,9 +71,6 @@ class Attention : public Module {
     void check_inputs(const char* who, const Tensor& query, const Tensor& keys,
                       const Tensor& keys_projected, int64_t projected_dim,
                       const Tensor& mask) const;
-    // query_weight is [projected_dim, Dq]; throws naming `who` otherwise.
-    void check_query_weight(const char* who, const Tensor& query_weight,
-                            int64_t projected_dim) const;
     // weights = softmax(scores masked with −∞), context = Σ_s weights_s keys_s (the fused
     // attention_context op, or its composed twin, a batched matmul).
     static AttentionResult attend(const Tensor& scores, const Tensor& keys, const Tensor& mask,
@@ -106,7 +95,7 @@ class BahdanauAttention : public Attention {
     // keys [B, S, Dk] -> W_k keys + b_k  [B, S, A]
     Tensor project_keys(const Tensor& keys) const override;
     AttentionResult forward(const Tensor& query, const Tensor& keys, const Tensor& keys_projected,
-                            const Tensor& mask, const Tensor& query_weight) const override;
+                            const Tensor& mask) const override;
     Tensor query_weight() const override;
 
     // Diagnostics for gradient-flow studies (no graph is recorded):
@@ -144,7 +133,7 @@ class LuongAttention : public Attention {
     // dot: keys;  general: W_a keys [B, S, Dq];  concat: W_key keys [B, S, A]
     Tensor project_keys(const Tensor& keys) const override;
     AttentionResult forward(const Tensor& query, const Tensor& keys, const Tensor& keys_projected,
-                            const Tensor& mask, const Tensor& query_weight) const override;
+                            const Tensor& mask) const override;
     Tensor query_weight() const override;
 
     LuongScore kind() const { return kind_; }

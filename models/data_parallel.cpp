@@ -3,23 +3,18 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <optional>
 
 #include "autograd/gemm.h"
+#include "autograd/kernels.h"
 #include "autograd/parallel.h"
 #include "data/vocab.h"
 
 namespace seqgrad {
 
-// Shard k > 0 accumulates its leaves' gradients into shards[k - 1]; shard 0 into .grad.
-struct DataParallel::Shards {
-    std::vector<std::unique_ptr<GradientShard>> buffers;
-};
-
-DataParallel::DataParallel(int threads) : shards_(std::make_unique<Shards>()), threads_(threads) {
+DataParallel::DataParallel(int threads)
+    : shards_(std::make_unique<kernels::GradientShards>()), threads_(threads) {
     if (threads < 1)
         throw Error(fmt::format("DataParallel: threads must be >= 1, got {}", threads));
-    for (int k = 1; k < threads; ++k) shards_->buffers.push_back(std::make_unique<GradientShard>());
     set_num_threads(threads);
     // Each shard runs its own products: BLAS threads would only compete with the shards.
     if (threads > 1) set_blas_threads(1);
@@ -59,9 +54,8 @@ LossOutput DataParallel::forward_backward(const Seq2Seq& model, const Batch& bat
 
     std::vector<LossOutput> results(static_cast<size_t>(shards));
     std::vector<double> losses(static_cast<size_t>(shards), 0);
-    parallel_run(shards, [&](int k) {
-        std::optional<GradientShard::Scope> scope;
-        if (k > 0) scope.emplace(*shards_->buffers[size_t(k - 1)]);
+    // each shard on its own thread, its parameter gradients kept apart and then added into .grad
+    shards_->run(shards, [&](int k) {
         Rng shard_rng(seeds[size_t(k)]);
         ThreadRng use(shard_rng);
         LossOutput out = model.forward_loss(parts[size_t(k)], teacher_forcing, label_smoothing);
@@ -71,11 +65,6 @@ LossOutput DataParallel::forward_backward(const Seq2Seq& model, const Batch& bat
         out.loss = Tensor();
         results[size_t(k)] = out;
     });
-    // Σ_k shard k into .grad: every thread adds its own part of the leaves, from every shard.
-    std::vector<GradientShard*> buffers;
-    for (auto& shard : shards_->buffers) buffers.push_back(shard.get());
-    GradientShard::reduce_into_leaves(buffers, threads_);
-
     LossOutput total;
     double loss = 0;
     for (int k = 0; k < shards; ++k) {

@@ -1,5 +1,5 @@
-// GradientShard (declared in autograd/tensor.h): per-thread gradient buffers of the leaves, for
-// data-parallel steps (models/data_parallel.h).
+// GradientShard (autograd/fast/gradient_shard.h): per-thread gradient buffers of the leaves, for
+// data-parallel steps (models/data_parallel.h), and the fast kernels that use them.
 //
 // A shard holds a leaf's gradient in one of two forms:
 // - dense: the whole gradient, zero-filled, once an op asks for it (Node::grad_data), as every
@@ -15,14 +15,19 @@
 // embedding rows in again (~500 faults with zero-filled pages, and a TLB shootdown per madvise):
 // on config (a) with 2 threads the worker's shard finished ~3 ms after the caller's, on every
 // step (bench/train_throughput, instrumented).
+#include "autograd/fast/gradient_shard.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
+#include <memory>
+#include <optional>
+
+#include "autograd/fast/kernels.h"
 #include "autograd/parallel.h"
-#include "autograd/tensor.h"
 
 namespace seqgrad {
 
@@ -217,6 +222,36 @@ int64_t GradientShard::resident_bytes() const {
 
 GradientShard* GradientShard::installed() {
     return g_shard;
+}
+
+// ---- the fast kernels (autograd/kernels.h) -------------------------------------------------
+
+real* kernels::fast::leaf_grad_elsewhere(Node& leaf) {
+    return g_shard ? g_shard->buffer(leaf) : nullptr;
+}
+real* kernels::fast::leaf_grad_row_elsewhere(Node& leaf, int64_t row) {
+    return g_shard ? g_shard->row_buffer(leaf, row) : nullptr;
+}
+
+// Shard k > 0 accumulates its leaves' gradients into shards[k - 1]; shard 0 into .grad.
+struct kernels::GradientShards::State {
+    std::vector<std::unique_ptr<GradientShard>> shards;
+};
+
+kernels::GradientShards::GradientShards() : state_(std::make_unique<State>()) {}
+kernels::GradientShards::~GradientShards() = default;
+
+void kernels::GradientShards::run(int count, const std::function<void(int)>& task) {
+    auto& shards = state_->shards;
+    while (int(shards.size()) < count - 1) shards.push_back(std::make_unique<GradientShard>());
+    parallel_run(count, [&](int k) {
+        std::optional<GradientShard::Scope> scope;
+        if (k > 0) scope.emplace(*shards[size_t(k - 1)]);
+        task(k);
+    });
+    std::vector<GradientShard*> used;
+    for (int k = 1; k < count; ++k) used.push_back(shards[size_t(k - 1)].get());
+    GradientShard::reduce_into_leaves(used, num_threads());
 }
 
 }  // namespace seqgrad
