@@ -21,9 +21,7 @@ constexpr size_t kMaxCachedBytes = size_t(1) << 31;
 // requests of 0.6 and 0.9 × its capacity costs the larger one; the untouched tail is only address
 // space. What does cost memory is a free list per size class: the same tensor changes shape from
 // batch to batch (the logits are [tokens, V], and the tokens vary), and every class it falls into
-// ends up keeping its own copy. Measured on the benchmark's config (c) (bench/train_throughput):
-// 4 classes per power of two (2^k·{1, 1.25, 1.5, 1.75}) peaked at 315 MB resident, 1 class at
-// 284 MB, for the same step time.
+// ends up keeping its own copy (docs/performance.md, "the buffer pool", has the measurement).
 int bucket_for(size_t size, size_t* capacity) {
     if (size <= 16) {
         *capacity = 16;

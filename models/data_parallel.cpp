@@ -33,8 +33,8 @@ LossOutput DataParallel::forward_backward(const Seq2Seq& model, const Batch& bat
     const int shards = std::max(1, std::min(threads_, sorted.batch_size));
     // Each row goes to the shard with the least work so far (rows in order of decreasing target
     // length, so the longest are placed first and each shard stays sorted). The work of a row
-    // is counted in FLOPs of config (a) (E = H = A = 256, target vocab 6000), forward and
-    // backward: ~2.4 M per source token (the encoder step) and ~13 M per target token (output
+    // is counted in FLOPs of a model with E = H = A = 256 and a target vocabulary of 6000, forward
+    // and backward: ~2.4 M per source token (the encoder step) and ~13 M per target token (output
     // projection 9.2 M, decoder GRU 3.5 M, attention), so cost = source + 5 target tokens.
     // Dealing rows k, k + n, ... instead gave shard 0 the longer row of every pair and left
     // the other thread waiting ~5% of the step.
