@@ -35,7 +35,16 @@ int bucket_for(size_t size, size_t* capacity) {
 struct Pool {
     std::vector<real*> free_lists[kBuckets];
     BufferPoolStats stats;
-    bool enabled = switches().buffer_pool;  // SEQGRAD_DISABLE=buffer_pool turns reuse off
+    bool enabled = true;
+
+    // SEQGRAD_DISABLE=buffer_pool turns reuse off. (A bad SEQGRAD_DISABLE is reported by the
+    // first op that reads the switches, not here, maybe on a worker thread.)
+    Pool() {
+        try {
+            enabled = switches().buffer_pool;
+        } catch (const std::exception&) {
+        }
+    }
 
     ~Pool() { clear(); }
     void clear() {

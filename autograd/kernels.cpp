@@ -39,7 +39,7 @@ SharedOverStepsScope::SharedOverStepsScope(std::initializer_list<Tensor> weights
 SharedOverStepsScope::~SharedOverStepsScope() {
     fast::close_shared_over_steps(previous_size_);
 }
-Tensor weight_in_use(const Tensor& weight) {
+const Tensor& weight_in_use(const Tensor& weight) {
     return fast::weight_in_use(weight);
 }
 real* leaf_grad_elsewhere(Node& leaf) {
@@ -84,7 +84,7 @@ Tensor shared_over_steps(const Tensor& weight) {
 }
 SharedOverStepsScope::SharedOverStepsScope(std::initializer_list<Tensor>) : previous_size_(0) {}
 SharedOverStepsScope::~SharedOverStepsScope() = default;
-Tensor weight_in_use(const Tensor& weight) {
+const Tensor& weight_in_use(const Tensor& weight) {
     return weight;
 }
 real* leaf_grad_elsewhere(Node&) {

@@ -115,8 +115,9 @@ class SharedOverStepsScope {
   private:
     size_t previous_size_;
 };
-// What an op multiplies by for `weight` on this thread: the open scope's view, or `weight`.
-Tensor weight_in_use(const Tensor& weight);
+// What an op multiplies by for `weight` on this thread: the open scope's view, or `weight`
+// (valid while the scope lives).
+const Tensor& weight_in_use(const Tensor& weight);
 
 // ---- gradients of leaves on other threads (data parallelism) ----------------------------------
 

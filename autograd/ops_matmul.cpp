@@ -89,7 +89,7 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool ta, bool tb) {
 // The three products are kernels (autograd/kernels.h): each is one gemm in the reference build.
 Tensor linear(const Tensor& x, const Tensor& weight_parameter, const Tensor& bias) {
     // the weight, or the view through which the steps of a recurrence share it
-    const Tensor weight = kernels::weight_in_use(weight_parameter);
+    const Tensor& weight = kernels::weight_in_use(weight_parameter);
     if (weight.rank() != 2 || x.rank() < 1 || x.size(-1) != weight.size(1))
         throw Error(fmt::format("linear: x {} x weight {}ᵀ: expected weight [out, {}]",
                                 x.shape().str(), weight.shape().str(), x.rank() ? x.size(-1) : 0));

@@ -11,9 +11,8 @@
 #include "autograd/tensor.h"
 
 namespace seqgrad {
-namespace {
 
-Switches read_switches() {
+Switches parse_disabled(const char* list) {
     Switches s;
     const std::vector<std::pair<const char*, bool*>> names{{"fused_gru", &s.fused_gru},
                                                            {"fused_attention", &s.fused_attention},
@@ -26,7 +25,7 @@ Switches read_switches() {
                                                            {"packed", &s.packed},
                                                            {"small_m", &s.small_m},
                                                            {"buffer_pool", &s.buffer_pool}};
-    if (const char* list = std::getenv("SEQGRAD_DISABLE")) {
+    if (list) {
         std::stringstream in(list);
         std::string name;
         while (std::getline(in, name, ',')) {
@@ -44,16 +43,31 @@ Switches read_switches() {
         }
     }
     if (!s.real_tokens) s.shrink_batch = false;  // all rows at every step
+    return s;
+}
+
+namespace {
+
+Switches read_switches() {
+    Switches s = parse_disabled(std::getenv("SEQGRAD_DISABLE"));
     if (std::getenv("SEQGRAD_NO_PACKED")) s.packed = false;
     s.gemm_profile = std::getenv("SEQGRAD_GEMM_PROFILE") != nullptr;
+    return s;
+}
+
+Switches& current() {
+    static Switches s = read_switches();
     return s;
 }
 
 }  // namespace
 
 const Switches& switches() {
-    static const Switches s = read_switches();
-    return s;
+    return current();
+}
+
+void set_switches(const Switches& s) {
+    current() = s;
 }
 
 }  // namespace seqgrad

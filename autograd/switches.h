@@ -44,4 +44,11 @@ struct Switches {
 // Throws seqgrad::Error on an unknown name in SEQGRAD_DISABLE.
 const Switches& switches();
 
+// The switches a SEQGRAD_DISABLE value turns off (nullptr: none). Throws seqgrad::Error naming an
+// unknown name and the known ones.
+Switches parse_disabled(const char* comma_separated_names);
+// Replaces the process's switches (for tests that compare the variants). Layers read theirs when
+// they are constructed; not to be called while other threads run ops.
+void set_switches(const Switches& s);
+
 }  // namespace seqgrad

@@ -29,9 +29,12 @@ struct Error : std::runtime_error {
 
 struct Node;
 using NodePtr = std::shared_ptr<Node>;
-// State a fast kernel keeps on a node (Node::extension); opaque to the engine.
+// State a fast kernel keeps on a node (Node::extension); opaque to the engine. `kind` tells the
+// fast kernels' kinds of state apart (the address of a name of their own).
 struct NodeExtension {
+    explicit NodeExtension(const char* kind) : kind(kind) {}
     virtual ~NodeExtension() = default;
+    const char* const kind;
 };
 // Pushes `out.grad` into the gradients of out's parents (accumulating, never overwriting).
 using BackwardFn = std::function<void(Node& out)>;

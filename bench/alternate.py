@@ -11,7 +11,8 @@ usage: alternate.py --arms FILE --configs "a e" --threads "1 2" --rounds R --sec
                     [--raw FILE] [--title TEXT]
 FILE holds one arm per line:  label | build-dir | ENV=value ... | extra args
 (a `#` starts a comment; a line's threads may be fixed with `threads=N` among the extra
-args, and such an arm runs only in cells of that thread count).
+args, and such an arm runs only in cells of that thread count; when every arm fixes its
+threads, each config is one cell with all arms, each at its own thread count).
 """
 import argparse
 import json
@@ -88,29 +89,38 @@ def main():
     raw = open(a.raw, "a") if a.raw else None
     load_start = open("/proc/loadavg").read().split()[:3]
     tables = []
+    all_fixed = all(arm["threads"] is not None for arm in arms)
+    thread_counts = [None] if all_fixed else [int(t) for t in a.threads.split()]
     for config in a.configs.split():
-        for threads in [int(t) for t in a.threads.split()]:
-            cell = [arm for arm in arms if arm["threads"] in (None, threads)]
+        for threads in thread_counts:
+            cell = [arm for arm in arms if all_fixed or arm["threads"] in (None, threads)]
             if not cell:
                 continue
             times = {arm["label"]: [] for arm in cell}
             rss = {arm["label"]: [] for arm in cell}
             for r in range(a.rounds):
                 for arm in cell:
-                    print(f"alternate.py: config {config}, {threads} thread(s), round {r + 1}/"
+                    print(f"alternate.py: config {config}, {arm['threads'] or threads} thread(s), "
+                          f"round {r + 1}/"
                           f"{a.rounds}: {arm['label']}", file=sys.stderr, flush=True)
-                    line = run_once(arm, config, threads, a.seconds, raw)
+                    line = run_once(arm, config, arm["threads"] or threads, a.seconds, raw)
                     times[arm["label"]].append(line["ms_per_step"])
                     rss[arm["label"]].append(line["peak_rss_mb"])
             base = statistics.median(times[cell[0]["label"]])
-            rows = [f"**config ({config}), {threads} thread{'s' if threads > 1 else ''}**", "",
-                    "| variant | ms/step (median) | min..max | vs first | peak RSS MB |",
-                    "|---|---|---|---|---|"]
+            heading = (f"**config ({config})**" if threads is None else
+                       f"**config ({config}), {threads} thread{'s' if threads > 1 else ''}**")
+            rows = [heading, "",
+                    "| variant | threads | ms/step (median) | min..max | vs first | vs previous "
+                    "| peak RSS MB |",
+                    "|---|---|---|---|---|---|---|"]
+            previous = base
             for arm in cell:
                 t = times[arm["label"]]
                 m = statistics.median(t)
-                rows.append(f"| {arm['label']} | {m:.2f} | {min(t):.2f}..{max(t):.2f} | "
-                            f"{m / base:.3f} | {statistics.median(rss[arm['label']]):.0f} |")
+                rows.append(f"| {arm['label']} | {arm['threads'] or threads} | {m:.2f} | "
+                            f"{min(t):.2f}..{max(t):.2f} | {m / base:.3f} | {m / previous:.3f} | "
+                            f"{statistics.median(rss[arm['label']]):.0f} |")
+                previous = m
             tables.append("\n".join(rows))
             print(tables[-1] + "\n", file=sys.stderr, flush=True)
     load_end = open("/proc/loadavg").read().split()[:3]

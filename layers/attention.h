@@ -30,6 +30,7 @@
 #include <memory>
 #include <vector>
 
+#include "autograd/switches.h"
 #include "layers/linear.h"
 #include "layers/module.h"
 
@@ -110,8 +111,9 @@ class BahdanauAttention : public Attention {
 
     Linear W_q, W_k, v;
     // Scores and context through the fused ops (autograd/fused_attention.h) or their composed
-    // twins (below): the same numbers, the composed ones are the textbook form.
-    bool use_fused = true;
+    // twins (below): the same numbers, the composed ones are the textbook form. Off by default
+    // only under SEQGRAD_DISABLE=fused_attention (autograd/switches.h).
+    bool use_fused = switches().fused_attention;
 };
 
 // ---- Luong (multiplicative) attention --------------------------------------------------------
@@ -142,8 +144,8 @@ class LuongAttention : public Attention {
     std::unique_ptr<Linear> W_a;  // general only
     std::unique_ptr<Linear> W;    // concat only
     std::unique_ptr<Linear> v;    // concat only
-    // Scores and context through the fused ops or their composed twins.
-    bool use_fused = true;
+    // Scores and context through the fused ops or their composed twins (as Bahdanau's).
+    bool use_fused = switches().fused_attention;
 
   private:
     int64_t projected_dim() const;

@@ -22,7 +22,10 @@ namespace {
 // reference keeps it alive too), gathered only for the product. Once about kFlushRows rows are
 // handed over they are added into dW and the buffer starts again: that bounds the memory they
 // take while each product stays wide (docs/performance.md has the measured GFLOP/s).
-struct SharedOverSteps : NodeExtension {
+const char kSharedOverSteps[] = "shared_over_steps";
+
+struct SharedOverSteps final : NodeExtension {
+    SharedOverSteps() : NodeExtension(kSharedOverSteps) {}
     static constexpr int64_t kFlushRows = 128;
     struct Input {
         NodePtr node;
@@ -66,7 +69,8 @@ struct SharedOverSteps : NodeExtension {
 };
 
 SharedOverSteps* state_of(Node& weight) {
-    return weight.extension ? dynamic_cast<SharedOverSteps*>(weight.extension.get()) : nullptr;
+    NodeExtension* e = weight.extension.get();
+    return e && e->kind == kSharedOverSteps ? static_cast<SharedOverSteps*>(e) : nullptr;
 }
 
 // Whether to pack is decided at the view's first product: a recurrence whose steps start with at
@@ -140,7 +144,7 @@ size_t open_shared_over_steps(std::initializer_list<Tensor> weights) {
 void close_shared_over_steps(size_t previous_size) {
     g_in_use.resize(previous_size);
 }
-Tensor weight_in_use(const Tensor& weight) {
+const Tensor& weight_in_use(const Tensor& weight) {
     for (auto it = g_in_use.rbegin(); it != g_in_use.rend(); ++it)
         if (it->first == weight.node_ptr().get()) return it->second;
     return weight;

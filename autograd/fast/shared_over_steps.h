@@ -27,7 +27,7 @@ Tensor shared_over_steps(const Tensor& weight);
 // thread's list and returns the list's previous size, closing pops back to it.
 size_t open_shared_over_steps(std::initializer_list<Tensor> weights);
 void close_shared_over_steps(size_t previous_size);
-Tensor weight_in_use(const Tensor& weight);
+const Tensor& weight_in_use(const Tensor& weight);
 
 void product_x_wt(Node& weight, int64_t rows, const real* x, real beta, real* y);
 void product_dy_w(Node& weight, int64_t rows, const real* dy, real* dx);
