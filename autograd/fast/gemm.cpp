@@ -56,16 +56,14 @@ GemmProfile* gemm_profile() {
 }
 
 // x Wᵀ with at most this many rows x goes to gemm_kernels::gemm_nt_small_m instead of BLAS
-// (see autograd/gemm_kernels.h for why). Measured against OpenBLAS 0.3.21 on the 2-core machine,
-// one thread, the two timed alternately (median of many calls), B cached or coming from
+// (see autograd/fast/gemm_kernels.h for why). Measured against OpenBLAS 0.3.21 on the 2-core
+// machine, one thread, the two timed alternately (median of many calls), B cached or coming from
 // memory, N x K = 6000 x 256, 768 x 512, 768 x 256, 256 x 256: the kernel is 2-6x faster at
 // M = 1, 1.2-2.9x at M = 4-8, 1.1-6.6x at M = 12; from M = 16 on, OpenBLAS's packed panels start
 // to pay on the small shapes (256 x 256: 0.7-1.1x at M = 16, ~1x at M = 32).
 // The switch is at 8, not 12: decoding runs at M <= 5 (beam 5) or with rows dropping through
 // every M, so 9..12 gain it little, while each product moved changes the rounding of training
-// runs: tests/train/test_copy_task's Bahdanau accuracy moves between 0.92 and 0.99 with that
-// rounding alone, and with the switch at 12 it fell below the test's 0.95 bar (since then
-// the test lowers its learning rate for its last steps, which made it robust to rounding).
+// runs (docs/performance.md, "the small-M kernel").
 constexpr int64_t kSmallM = 8;
 
 // With seqgrad threads (set_num_threads > 1), a small-M product whose B has at least this many

@@ -5,16 +5,10 @@
 // - dense: the whole gradient, zero-filled, once an op asks for it (Node::grad_data), as every
 //   product's dW does;
 // - rows: only the rows written one at a time (Node::grad_row_data), as the embedding's
-//   scatter-add does. A step of config (a) writes ~140 of 6000 rows of the target embedding
-//   table, so the shard holds those (about 140 KB), not the table (6 MB).
+//   scatter-add does: a step writes a few hundred rows of a target embedding table of
+//   thousands, so the shard holds those, not the table.
 // A leaf asked for both in one step becomes dense (its rows are added into the dense buffer).
-//
-// Why rows and not pages: the shards of large leaves were once their own memory mappings whose
-// untouched pages stayed unmaterialised, with the written ones handed back to the kernel after
-// each reduce (MADV_DONTNEED). That kept memory as low, but every step page-faulted the
-// embedding rows in again (~500 faults with zero-filled pages, and a TLB shootdown per madvise):
-// on config (a) with 2 threads the worker's shard finished ~3 ms after the caller's, on every
-// step (bench/train_throughput, instrumented).
+// Why rows and not memory pages: docs/performance.md, rung 14.
 #include "autograd/fast/gradient_shard.h"
 
 #include <fmt/format.h>
@@ -46,7 +40,7 @@ struct GradientShard::Entry {
     std::vector<real> row_values;
     bool dirty = false;  // written since the last reduce
 
-    // dense += the rows held, which are then dropped
+    // dense += the rows kept, which are then dropped
     void fold_rows_into_dense() {
         for (size_t s = 0; s < written_rows.size(); ++s) {
             real* row = dense.data() + int64_t(written_rows[s]) * width;

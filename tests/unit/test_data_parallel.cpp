@@ -4,6 +4,7 @@
 #include <cmath>
 #include <thread>
 
+#include "batch_util.h"
 #include "data/vocab.h"
 #include "models/data_parallel.h"
 #include "test_util.h"
@@ -22,23 +23,8 @@ ModelConfig small_config(const std::string& attention) {
     return c;
 }
 
-// 7 pairs of mixed lengths, in an order that is NOT sorted by target length.
 Batch mixed_batch() {
-    std::vector<EncodedPair> pairs;
-    Rng rng(3);
-    const int target_lengths[] = {2, 5, 3, 5, 1, 4, 2};
-    const int source_lengths[] = {4, 2, 6, 3, 5, 1, 2};
-    for (int i = 0; i < 7; ++i) {
-        EncodedPair p;
-        for (int s = 0; s < source_lengths[i] - 1; ++s)
-            p.source.push_back(4 + int32_t(rng.below(9)));
-        p.source.push_back(Vocab::EOS);
-        for (int t = 0; t < target_lengths[i] - 1; ++t)
-            p.target.push_back(4 + int32_t(rng.below(9)));
-        p.target.push_back(Vocab::EOS);
-        pairs.push_back(p);
-    }
-    return make_batch(pairs, {0, 1, 2, 3, 4, 5, 6});
+    return testing::mixed_length_batch(3);
 }
 
 std::vector<std::vector<real>> gradients(const Seq2Seq& model) {

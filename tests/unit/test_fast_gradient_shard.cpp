@@ -9,18 +9,8 @@
 #include "test_util.h"
 
 using namespace seqgrad;
+using seqgrad::testing::max_abs_difference;
 using seqgrad::testing::random_tensor;
-
-namespace {
-
-double max_abs_difference(const std::vector<real>& a, const std::vector<real>& b) {
-    REQUIRE(a.size() == b.size());
-    double m = 0;
-    for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(double(a[i]) - double(b[i])));
-    return m;
-}
-
-}  // namespace
 
 TEST_CASE("gradient shard: an embedding table's shard holds only the rows a step wrote") {
     const int64_t V = 3000, E = 64;
@@ -54,7 +44,7 @@ TEST_CASE("gradient shard: an embedding table's shard holds only the rows a step
 
 TEST_CASE("gradient shard: rows and then the whole gradient of one leaf in one step") {
     // An embedding writes rows, then an op asks for the whole gradient (a tied output
-    // projection would): the rows held so far must end up in the whole gradient, once.
+    // projection would): the rows kept so far must end up in the whole gradient, once.
     Tensor table = random_tensor({50, 4}, 4);
     Tensor reference = Tensor::from_vector(table.shape(), table.to_vector(), true);
     Tensor upstream = random_tensor({3, 4}, 5, false);

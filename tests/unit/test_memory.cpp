@@ -12,18 +12,8 @@
 
 using namespace seqgrad;
 using seqgrad::testing::expect_gradcheck;
+using seqgrad::testing::max_abs_difference;
 using seqgrad::testing::random_tensor;
-
-namespace {
-
-double max_abs_difference(const std::vector<real>& a, const std::vector<real>& b) {
-    REQUIRE(a.size() == b.size());
-    double m = 0;
-    for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(double(a[i]) - double(b[i])));
-    return m;
-}
-
-}  // namespace
 
 TEST_CASE("buffer pool: one size class per power of two, and a cached class above serves") {
     real* first;
