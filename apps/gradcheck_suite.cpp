@@ -388,7 +388,7 @@ void add_fused_ops(Registry& r) {
 
 // ---- layers ----------------------------------------------------------------------------------
 
-void add_layers(Registry& r) {
+void add_linear_and_embedding(Registry& r) {
     r.add("layer", "Linear(4, 5) on [2,3,4]", [](const GradcheckOptions& o) {
         Rng rng(60);
         Linear layer(4, 5, true, rng);
@@ -409,6 +409,9 @@ void add_layers(Registry& r) {
                   },
                   layer.parameters(), o);
           });
+}
+
+void add_recurrent_layers(Registry& r) {
     for (bool fused : {true, false})
         r.add("layer", fmt::format("GRUCell ({})", fused ? "fused cell" : "composed cell"),
               [fused](const GradcheckOptions& o) {
@@ -454,7 +457,9 @@ void add_layers(Registry& r) {
                                 gru),
                 o);
         });
+}
 
+void add_attention_layers(Registry& r) {
     // Attention: two decoder steps sharing one key projection, lengths {3,1,4} (a padded
     // batch); output both steps' contexts and weights.
     struct AttentionCase {
@@ -505,7 +510,9 @@ void add_layers(Registry& r) {
                                 *attention),
                 o);
         });
+}
 
+void add_losses(Registry& r) {
     for (bool fused : {true, false})
         for (real smoothing : {real(0), real(0.1)}) {
             r.add(
@@ -581,7 +588,10 @@ std::vector<GradcheckEntry> gradcheck_entries() {
     add_matmul_ops(r);
     add_reduce_and_shape_ops(r);
     add_fused_ops(r);
-    add_layers(r);
+    add_linear_and_embedding(r);
+    add_recurrent_layers(r);
+    add_attention_layers(r);
+    add_losses(r);
     add_models(r);
     return std::move(r.entries);
 }

@@ -380,106 +380,110 @@ void write_file_atomic(const std::string& path, const std::string& contents) {
 // Line plots
 // ---------------------------------------------------------------------------------------------
 
-std::string line_plot_svg(const LinePlot& plot) {
-    for (const auto& s : plot.series) {
-        if (s.x.size() != s.y.size()) {
-            throw std::invalid_argument(
-                fmt::format("line_plot_svg: series '{}' has {} x values but {} y values", s.name,
-                            s.x.size(), s.y.size()));
-        }
-    }
+namespace {
 
-    // A point is drawn only if both coordinates are finite and, on a log axis, y is positive
-    // (log 0 = -inf). The same test decides the axis ranges, so a stray NaN or a zero gradient
-    // norm can neither vanish silently into the frame nor stretch the axis to infinity.
-    auto drawable = [&](double x, double y) {
-        return std::isfinite(x) && std::isfinite(y) && (!plot.log_y || y > 0);
-    };
+// A point is drawn only if both coordinates are finite and, on a log axis, y is positive
+// (log 0 = -inf). The same test decides the axis ranges, so a stray NaN or a zero gradient
+// norm can neither vanish silently into the frame nor stretch the axis to infinity.
+bool drawable(const LinePlot& plot, double x, double y) {
+    return std::isfinite(x) && std::isfinite(y) && (!plot.log_y || y > 0);
+}
+
+// Where a line plot's parts go: its axes, the plot area and the whole picture, in pixels.
+struct LineFrame {
+    Axis x_axis, y_axis;
+    bool have_data = false;
+    double left = 0, top = 0, plot_w = 0, plot_h = 0, width = 0, height = 0;
+    std::vector<std::string> legend_names;  // empty: no legend
+    double to_px_x(double x) const { return left + x_axis.fraction(x) * plot_w; }
+    double to_px_y(double y) const { return top + (1 - y_axis.fraction(y)) * plot_h; }
+};
+
+constexpr double kTickFont = 12, kLabelFont = 13, kTitleFont = 16, kLegendFont = 12;
+constexpr double kSwatch = 28;  // length of the line sample in the legend
+
+// The axes over the drawable points (empty axes when there are none) and the layout.
+LineFrame line_frame(const LinePlot& plot) {
+    LineFrame f;
     constexpr double kInf = std::numeric_limits<double>::infinity();
     double x_lo = kInf, x_hi = -kInf, y_lo = kInf, y_hi = -kInf;
-    bool have_data = false;
     for (const auto& s : plot.series) {
         for (std::size_t i = 0; i < s.x.size(); ++i) {
-            if (!drawable(s.x[i], s.y[i])) continue;
-            have_data = true;
+            if (!drawable(plot, s.x[i], s.y[i])) continue;
+            f.have_data = true;
             x_lo = std::min(x_lo, s.x[i]);
             x_hi = std::max(x_hi, s.x[i]);
             y_lo = std::min(y_lo, s.y[i]);
             y_hi = std::max(y_hi, s.y[i]);
         }
     }
-    if (!have_data) {  // still draw empty axes, so the picture says "no data" rather than nothing
+    if (!f.have_data) {  // still draw empty axes, so the picture says "no data" rather than nothing
         x_lo = 0, x_hi = 1;
         y_lo = plot.log_y ? 1 : 0;
         y_hi = plot.log_y ? 10 : 1;
     }
-    const Axis x_axis = linear_axis(x_lo, x_hi);
-    const Axis y_axis = plot.log_y ? log_axis(y_lo, y_hi) : linear_axis(y_lo, y_hi);
+    f.x_axis = linear_axis(x_lo, x_hi);
+    f.y_axis = plot.log_y ? log_axis(y_lo, y_hi) : linear_axis(y_lo, y_hi);
 
     // Legend entries: shown when any series is named; long names are shortened.
     bool has_legend = false;
-    std::vector<std::string> legend_names;
     for (std::size_t i = 0; i < plot.series.size(); ++i) {
         const std::string& name = plot.series[i].name;
         has_legend = has_legend || !name.empty();
-        legend_names.push_back(name.empty() ? fmt::format("series {}", i + 1)
-                                            : utf8_truncate(name, 30));
+        f.legend_names.push_back(name.empty() ? fmt::format("series {}", i + 1)
+                                              : utf8_truncate(name, 30));
     }
+    if (!has_legend) f.legend_names.clear();
 
     // Layout, outside in. Left: y label (rotated), tick labels. Bottom: tick labels, x label.
     // Right: the legend, beside the plot so it never hides a curve.
-    constexpr double kTickFont = 12, kLabelFont = 13, kTitleFont = 16, kLegendFont = 12;
-    constexpr double kSwatch = 28;  // length of the line sample in the legend
     const double y_label_space = plot.y_label.empty() ? 0 : kLabelFont + 12;
-    const double left = 12 + y_label_space + widest(y_axis.labels, kTickFont) + 10;
-    const double top = plot.title.empty() ? 18 : 46;
+    f.left = 12 + y_label_space + widest(f.y_axis.labels, kTickFont) + 10;
+    f.top = plot.title.empty() ? 18 : 46;
     const double bottom = 10 + kTickFont + (plot.x_label.empty() ? 8 : 14 + kLabelFont + 10);
     const double legend_width =
-        has_legend ? 24 + kSwatch + 8 + widest(legend_names, kLegendFont) + 10 : 0;
-    const double half_last_x_label = text_width(x_axis.labels.back(), kTickFont) / 2;
+        has_legend ? 24 + kSwatch + 8 + widest(f.legend_names, kLegendFont) + 10 : 0;
+    const double half_last_x_label = text_width(f.x_axis.labels.back(), kTickFont) / 2;
     const double right = std::max({legend_width, half_last_x_label + 8, 20.0});
-    const double plot_w = std::max(80.0, plot.width - left - right);
-    const double plot_h = std::max(60.0, plot.height - top - bottom);
-    const double width = left + plot_w + right;
-    const double height = top + plot_h + bottom;
+    f.plot_w = std::max(80.0, plot.width - f.left - right);
+    f.plot_h = std::max(60.0, plot.height - f.top - bottom);
+    f.width = f.left + f.plot_w + right;
+    f.height = f.top + f.plot_h + bottom;
+    return f;
+}
 
-    auto to_px_x = [&](double x) { return left + x_axis.fraction(x) * plot_w; };
-    auto to_px_y = [&](double y) { return top + (1 - y_axis.fraction(y)) * plot_h; };
-
-    std::string svg;
-    open_svg(svg, width, height);
+// The title, grid lines, tick labels and axis labels.
+void draw_line_axes(std::string& svg, const LinePlot& plot, const LineFrame& f) {
     if (!plot.title.empty()) {
         // Centred over the plot area, as readers expect, unless that would push it off the edge.
         const double half_title = text_width(plot.title, kTitleFont) / 2;
-        const double centre = std::clamp(left + plot_w / 2, std::min(half_title + 8, width / 2),
-                                         std::max(width - half_title - 8, width / 2));
+        const double centre =
+            std::clamp(f.left + f.plot_w / 2, std::min(half_title + 8, f.width / 2),
+                       std::max(f.width - half_title - 8, f.width / 2));
         add_text(svg, centre, 30, plot.title,
                  fmt::format("font-size=\"{}\" font-weight=\"bold\" text-anchor=\"middle\"",
                              kTitleFont));
     }
-
-    // Grid lines and tick labels.
+    const double top = f.top, left = f.left, plot_w = f.plot_w, plot_h = f.plot_h;
     const std::string tick_label_style =
         fmt::format("class=\"tick-label\" font-size=\"{}\"", kTickFont);
-    for (std::size_t i = 0; i < x_axis.ticks.size(); ++i) {
-        const double x = to_px_x(x_axis.ticks[i]);
+    for (std::size_t i = 0; i < f.x_axis.ticks.size(); ++i) {
+        const double x = f.to_px_x(f.x_axis.ticks[i]);
         add_line(svg, x, top, x, top + plot_h, "stroke=\"#e6e6e6\"");
         add_line(svg, x, top + plot_h, x, top + plot_h + 5, "stroke=\"#333\"");
-        add_text(svg, x, top + plot_h + 8 + kTickFont, x_axis.labels[i],
+        add_text(svg, x, top + plot_h + 8 + kTickFont, f.x_axis.labels[i],
                  tick_label_style + " text-anchor=\"middle\"");
     }
-    for (std::size_t i = 0; i < y_axis.ticks.size(); ++i) {
-        const double y = to_px_y(y_axis.ticks[i]);
+    for (std::size_t i = 0; i < f.y_axis.ticks.size(); ++i) {
+        const double y = f.to_px_y(f.y_axis.ticks[i]);
         add_line(svg, left, y, left + plot_w, y, "stroke=\"#e6e6e6\"");
         add_line(svg, left - 5, y, left, y, "stroke=\"#333\"");
         // 0.35 em below the tick puts the middle of the digits on the tick line.
-        add_text(svg, left - 8, y + 0.35 * kTickFont, y_axis.labels[i],
+        add_text(svg, left - 8, y + 0.35 * kTickFont, f.y_axis.labels[i],
                  tick_label_style + " text-anchor=\"end\"");
     }
-
-    // Axis labels.
     if (!plot.x_label.empty()) {
-        add_text(svg, left + plot_w / 2, height - 12, plot.x_label,
+        add_text(svg, left + plot_w / 2, f.height - 12, plot.x_label,
                  fmt::format("font-size=\"{}\" text-anchor=\"middle\"", kLabelFont));
     }
     if (!plot.y_label.empty()) {
@@ -491,83 +495,101 @@ std::string line_plot_svg(const LinePlot& plot) {
                         "{:.1f})\"",
                         kLabelFont, x, y));
     }
+}
 
-    // The curves. Each run of consecutive drawable points is one sub-path ("M" starts a run,
-    // "L" continues it), so the line breaks at skipped points instead of bridging them.
+// Series s: its line (each run of consecutive drawable points is one sub-path, "M" starts a run
+// and "L" continues it, so the line breaks at skipped points instead of bridging them) and its
+// markers.
+void draw_line_series(std::string& svg, const LinePlot& plot, const LineFrame& f, std::size_t s) {
+    const Series& series = plot.series[s];
+    const char* colour = kSeriesColours[s % kSeriesColours.size()];
+    const char* dashes = kDashPatterns[(s / kSeriesColours.size()) % kDashPatterns.size()];
+
+    std::string path;
+    std::vector<std::pair<double, double>> dots;  // points that get a marker
+    std::size_t run_length = 0;
+    auto end_run = [&](std::size_t last_index) {
+        // A run of one point has no line to show it: give it a dot even without markers.
+        if (run_length == 1 && !plot.markers) {
+            dots.emplace_back(f.to_px_x(series.x[last_index]), f.to_px_y(series.y[last_index]));
+        }
+        run_length = 0;
+    };
+    for (std::size_t i = 0; i < series.x.size(); ++i) {
+        if (!drawable(plot, series.x[i], series.y[i])) {
+            if (run_length > 0) end_run(i - 1);
+            continue;
+        }
+        const double px = f.to_px_x(series.x[i]);
+        const double py = f.to_px_y(series.y[i]);
+        fmt::format_to(std::back_inserter(path), "{}{:.1f},{:.1f} ", run_length == 0 ? 'M' : 'L',
+                       px, py);
+        ++run_length;
+        if (plot.markers) dots.emplace_back(px, py);
+    }
+    if (run_length > 0) end_run(series.x.size() - 1);
+
+    if (!path.empty()) {
+        path.pop_back();  // trailing space
+        fmt::format_to(
+            std::back_inserter(svg),
+            "<path class=\"series\" d=\"{}\" fill=\"none\" stroke=\"{}\" "
+            "stroke-width=\"2\" stroke-linejoin=\"round\" stroke-linecap=\"round\"{}/>\n",
+            path, colour, *dashes ? fmt::format(" stroke-dasharray=\"{}\"", dashes) : "");
+    }
+    for (const auto& [px, py] : dots) {
+        fmt::format_to(
+            std::back_inserter(svg),
+            "<circle class=\"marker\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"{}\"/>\n", px, py,
+            colour);
+    }
+}
+
+// The legend, right of the plot area.
+void draw_line_legend(std::string& svg, const LinePlot& plot, const LineFrame& f) {
+    const double x = f.left + f.plot_w + 24;
     for (std::size_t s = 0; s < plot.series.size(); ++s) {
-        const Series& series = plot.series[s];
+        const double y = f.top + 10 + 20 * static_cast<double>(s);
         const char* colour = kSeriesColours[s % kSeriesColours.size()];
         const char* dashes = kDashPatterns[(s / kSeriesColours.size()) % kDashPatterns.size()];
-
-        std::string path;
-        std::vector<std::pair<double, double>> dots;  // points that get a marker
-        std::size_t run_length = 0;
-        auto end_run = [&](std::size_t last_index) {
-            // A run of one point has no line to show it: give it a dot even without markers.
-            if (run_length == 1 && !plot.markers) {
-                dots.emplace_back(to_px_x(series.x[last_index]), to_px_y(series.y[last_index]));
-            }
-            run_length = 0;
-        };
-        for (std::size_t i = 0; i < series.x.size(); ++i) {
-            if (!drawable(series.x[i], series.y[i])) {
-                if (run_length > 0) end_run(i - 1);
-                continue;
-            }
-            const double px = to_px_x(series.x[i]);
-            const double py = to_px_y(series.y[i]);
-            fmt::format_to(std::back_inserter(path), "{}{:.1f},{:.1f} ",
-                           run_length == 0 ? 'M' : 'L', px, py);
-            ++run_length;
-            if (plot.markers) dots.emplace_back(px, py);
+        add_line(svg, x, y, x + kSwatch, y,
+                 fmt::format("stroke=\"{}\" stroke-width=\"2\"{}", colour,
+                             *dashes ? fmt::format(" stroke-dasharray=\"{}\"", dashes) : ""));
+        if (plot.markers) {
+            fmt::format_to(std::back_inserter(svg),
+                           "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"{}\"/>\n",
+                           x + kSwatch / 2, y, colour);
         }
-        if (run_length > 0) end_run(series.x.size() - 1);
+        add_text(svg, x + kSwatch + 8, y + 0.35 * kLegendFont, f.legend_names[s],
+                 fmt::format("class=\"legend\" font-size=\"{}\"", kLegendFont));
+    }
+}
 
-        if (!path.empty()) {
-            path.pop_back();  // trailing space
-            fmt::format_to(
-                std::back_inserter(svg),
-                "<path class=\"series\" d=\"{}\" fill=\"none\" stroke=\"{}\" "
-                "stroke-width=\"2\" stroke-linejoin=\"round\" stroke-linecap=\"round\"{}/>\n",
-                path, colour, *dashes ? fmt::format(" stroke-dasharray=\"{}\"", dashes) : "");
-        }
-        for (const auto& [px, py] : dots) {
-            fmt::format_to(
-                std::back_inserter(svg),
-                "<circle class=\"marker\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"{}\"/>\n", px,
-                py, colour);
+}  // namespace
+
+std::string line_plot_svg(const LinePlot& plot) {
+    for (const auto& s : plot.series) {
+        if (s.x.size() != s.y.size()) {
+            throw std::invalid_argument(
+                fmt::format("line_plot_svg: series '{}' has {} x values but {} y values", s.name,
+                            s.x.size(), s.y.size()));
         }
     }
-
+    const LineFrame f = line_frame(plot);
+    std::string svg;
+    open_svg(svg, f.width, f.height);
+    draw_line_axes(svg, plot, f);
+    for (std::size_t s = 0; s < plot.series.size(); ++s) draw_line_series(svg, plot, f, s);
     fmt::format_to(
         std::back_inserter(svg),
         "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"none\" "
         "stroke=\"#333\"/>\n",
-        left, top, plot_w, plot_h);
-    if (!have_data) {
-        add_text(svg, left + plot_w / 2, top + plot_h / 2, "no data",
+        f.left, f.top, f.plot_w, f.plot_h);
+    if (!f.have_data) {
+        add_text(svg, f.left + f.plot_w / 2, f.top + f.plot_h / 2, "no data",
                  "font-size=\"14\" fill=\"#888\" text-anchor=\"middle\"");
     }
-
-    if (has_legend) {
-        const double x = left + plot_w + 24;
-        for (std::size_t s = 0; s < plot.series.size(); ++s) {
-            const double y = top + 10 + 20 * static_cast<double>(s);
-            const char* colour = kSeriesColours[s % kSeriesColours.size()];
-            const char* dashes = kDashPatterns[(s / kSeriesColours.size()) % kDashPatterns.size()];
-            add_line(svg, x, y, x + kSwatch, y,
-                     fmt::format("stroke=\"{}\" stroke-width=\"2\"{}", colour,
-                                 *dashes ? fmt::format(" stroke-dasharray=\"{}\"", dashes) : ""));
-            if (plot.markers) {
-                fmt::format_to(std::back_inserter(svg),
-                               "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"{}\"/>\n",
-                               x + kSwatch / 2, y, colour);
-            }
-            add_text(svg, x + kSwatch + 8, y + 0.35 * kLegendFont, legend_names[s],
-                     fmt::format("class=\"legend\" font-size=\"{}\"", kLegendFont));
-        }
-    }
-
+    if (!f.legend_names.empty()) draw_line_legend(svg, plot, f);
     close_svg(svg);
     return svg;
 }
@@ -598,7 +620,13 @@ std::string tooltip_label(const std::vector<std::string>& labels, std::size_t in
 
 }  // namespace
 
-std::string heatmap_svg(const Heatmap& heatmap) {
+namespace {
+
+constexpr double kHeatFont = 12, kHeatTitleFont = 15, kValueFont = 10;
+constexpr double kBarGap = 24, kBarWidth = 14, kBarMinHeight = 160;
+
+// Throws std::invalid_argument naming what is inconsistent; returns {rows, cols}.
+std::pair<std::size_t, std::size_t> check_heatmap(const Heatmap& heatmap) {
     const std::size_t rows = heatmap.values.size();
     const std::size_t cols = rows == 0 ? 0 : heatmap.values[0].size();
     for (std::size_t r = 0; r < rows; ++r) {
@@ -622,15 +650,32 @@ std::string heatmap_svg(const Heatmap& heatmap) {
             "heatmap_svg: need finite vmin < vmax, got {} and {}", heatmap.vmin, heatmap.vmax));
     }
 
+    return {rows, cols};
+}
+
+// Where a heatmap's parts go, in pixels, and the labels it shows.
+struct HeatFrame {
+    std::size_t rows = 0, cols = 0;
     std::vector<std::string> row_names, col_names;
+    double cell = 0, left = 0, top = 0, grid_w = 0, grid_h = 0, width = 0, height = 0;
+    bool diagonal = false, show_values = false;
+    double bar_x = 0, bar_h = 0;
+    std::vector<double> bar_values;
+    std::vector<std::string> bar_labels;
+};
+
+HeatFrame heat_frame(const Heatmap& heatmap, std::size_t rows, std::size_t cols) {
+    HeatFrame f;
+    f.rows = rows;
+    f.cols = cols;
     for (std::size_t r = 0; r < rows; ++r)
-        row_names.push_back(display_label(heatmap.row_labels, r));
+        f.row_names.push_back(display_label(heatmap.row_labels, r));
     for (std::size_t c = 0; c < cols; ++c)
-        col_names.push_back(display_label(heatmap.col_labels, c));
+        f.col_names.push_back(display_label(heatmap.col_labels, c));
 
     // Cell size: aim for a grid about 520 px across, but never so small that a 12 px label no
     // longer fits in a row (or, rotated, in a column), nor so big that a 3 x 3 matrix fills a page.
-    constexpr double kFont = 12, kTitleFont = 15, kValueFont = 10;
+    constexpr double kFont = kHeatFont;
     const std::size_t longest_side = std::max<std::size_t>({rows, cols, 1});
     const double cell =
         std::clamp(std::round(520.0 / static_cast<double>(longest_side)), 18.0, 44.0);
@@ -640,8 +685,8 @@ std::string heatmap_svg(const Heatmap& heatmap) {
     const bool diagonal = cell * kSin45 >= kFont * 1.3;
     const bool show_values = cell >= 36;  // room for "0.12" inside each cell
 
-    const double row_label_width = widest(row_names, kFont);
-    const double col_label_width = widest(col_names, kFont);
+    const double row_label_width = widest(f.row_names, kFont);
+    const double col_label_width = widest(f.col_names, kFont);
     const double grid_w = cell * static_cast<double>(cols);
     const double grid_h = cell * static_cast<double>(rows);
     const double title_space = heatmap.title.empty() ? 10 : 40;
@@ -651,30 +696,38 @@ std::string heatmap_svg(const Heatmap& heatmap) {
     const double label_overhang =
         diagonal ? std::max(0.0, col_label_width * kSin45 + kFont - cell / 2) : 0.0;
 
-    constexpr double kBarGap = 24, kBarWidth = 14, kBarMinHeight = 160;
     const double bar_x = left + grid_w + kBarGap;
     const double bar_h = std::max(grid_h, kBarMinHeight);
-    std::vector<double> bar_values;
-    std::vector<std::string> bar_labels;
     for (int i = 0; i <= 4; ++i) {
-        bar_values.push_back(heatmap.vmin + (heatmap.vmax - heatmap.vmin) * i / 4.0);
-        bar_labels.push_back(fmt::format("{:.4g}", bar_values.back()));
+        f.bar_values.push_back(heatmap.vmin + (heatmap.vmax - heatmap.vmin) * i / 4.0);
+        f.bar_labels.push_back(fmt::format("{:.4g}", f.bar_values.back()));
     }
     const double width = std::max({left + grid_w + label_overhang + 10,
-                                   bar_x + kBarWidth + 8 + widest(bar_labels, kFont) + 12,
-                                   12 + text_width(heatmap.title, kTitleFont) + 12});
+                                   bar_x + kBarWidth + 8 + widest(f.bar_labels, kFont) + 12,
+                                   12 + text_width(heatmap.title, kHeatTitleFont) + 12});
     const double height = top + std::max(grid_h, bar_h) + 14;
 
-    std::string svg;
-    open_svg(svg, width, height);
-    if (rows == 0 || cols == 0) {
-        add_text(svg, 12, height / 2, "no data", "font-size=\"14\" fill=\"#888\"");
-    }
-    if (!heatmap.title.empty()) {
-        add_text(svg, 12, 26, heatmap.title,
-                 fmt::format("font-size=\"{}\" font-weight=\"bold\"", kTitleFont));
-    }
+    f.cell = cell;
+    f.diagonal = diagonal;
+    f.show_values = show_values;
+    f.left = left;
+    f.top = top;
+    f.grid_w = grid_w;
+    f.grid_h = grid_h;
+    f.bar_x = bar_x;
+    f.bar_h = bar_h;
+    f.width = width;
+    f.height = height;
+    return f;
+}
 
+// Row labels, and column labels rotated above the grid.
+void draw_heat_labels(std::string& svg, const HeatFrame& f) {
+    const double cell = f.cell, left = f.left, top = f.top;
+    const std::size_t rows = f.rows, cols = f.cols;
+    constexpr double kFont = kHeatFont;
+    const bool diagonal = f.diagonal;
+    const auto &row_names = f.row_names, &col_names = f.col_names;
     // Row labels, right-aligned against the grid, vertically centred on their row.
     for (std::size_t r = 0; r < rows; ++r) {
         const double y = top + cell * (static_cast<double>(r) + 0.5) + 0.35 * kFont;
@@ -692,7 +745,12 @@ std::string heatmap_svg(const Heatmap& heatmap) {
                              "{:.1f})\"",
                              kFont, diagonal ? -45 : -90, x, y));
     }
+}
 
+// The cells (with their values written in when they are large enough).
+void draw_heat_cells(std::string& svg, const Heatmap& heatmap, const HeatFrame& f) {
+    const double cell = f.cell, left = f.left, top = f.top;
+    const std::size_t rows = f.rows, cols = f.cols;
     // The cells. crispEdges keeps renderers from anti-aliasing hairline seams between them.
     svg += "<g shape-rendering=\"crispEdges\">\n";
     for (std::size_t r = 0; r < rows; ++r) {
@@ -712,7 +770,7 @@ std::string heatmap_svg(const Heatmap& heatmap) {
         }
     }
     svg += "</g>\n";
-    if (show_values) {
+    if (f.show_values) {
         // Viridis is dark below about 0.55 and light above: pick the text colour that contrasts.
         for (std::size_t r = 0; r < rows; ++r) {
             for (std::size_t c = 0; c < cols; ++c) {
@@ -728,29 +786,48 @@ std::string heatmap_svg(const Heatmap& heatmap) {
             }
         }
     }
+}
 
-    // Colour bar: a gradient through the same stops the cells use, vmin at the bottom.
-    if (rows > 0 && cols > 0) {
-        svg +=
-            "<defs><linearGradient id=\"seqgrad-viridis\" x1=\"0\" y1=\"1\" x2=\"0\" y2=\"0\">\n";
-        for (std::size_t i = 0; i < kViridis.size(); ++i) {
-            fmt::format_to(std::back_inserter(svg), "<stop offset=\"{:.2f}\" stop-color=\"{}\"/>\n",
-                           static_cast<double>(i) / (kViridis.size() - 1), hex_colour(kViridis[i]));
-        }
-        svg += "</linearGradient></defs>\n";
-        fmt::format_to(std::back_inserter(svg),
-                       "<rect class=\"colour-bar\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" "
-                       "height=\"{:.1f}\" fill=\"url(#seqgrad-viridis)\" stroke=\"#333\" "
-                       "stroke-width=\"0.5\"/>\n",
-                       bar_x, top, kBarWidth, bar_h);
-        for (std::size_t i = 0; i < bar_values.size(); ++i) {
-            const double y = top + bar_h * (1 - static_cast<double>(i) / 4);
-            add_line(svg, bar_x + kBarWidth, y, bar_x + kBarWidth + 4, y, "stroke=\"#333\"");
-            add_text(svg, bar_x + kBarWidth + 7, y + 0.35 * kFont, bar_labels[i],
-                     fmt::format("class=\"tick-label\" font-size=\"{}\"", kFont));
-        }
+// Colour bar: a gradient through the same stops the cells use, vmin at the bottom.
+void draw_colour_bar(std::string& svg, const HeatFrame& f) {
+    const double top = f.top, bar_x = f.bar_x, bar_h = f.bar_h;
+    constexpr double kFont = kHeatFont;
+    svg += "<defs><linearGradient id=\"seqgrad-viridis\" x1=\"0\" y1=\"1\" x2=\"0\" y2=\"0\">\n";
+    for (std::size_t i = 0; i < kViridis.size(); ++i) {
+        fmt::format_to(std::back_inserter(svg), "<stop offset=\"{:.2f}\" stop-color=\"{}\"/>\n",
+                       static_cast<double>(i) / (kViridis.size() - 1), hex_colour(kViridis[i]));
     }
+    svg += "</linearGradient></defs>\n";
+    fmt::format_to(std::back_inserter(svg),
+                   "<rect class=\"colour-bar\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" "
+                   "height=\"{:.1f}\" fill=\"url(#seqgrad-viridis)\" stroke=\"#333\" "
+                   "stroke-width=\"0.5\"/>\n",
+                   bar_x, top, kBarWidth, bar_h);
+    for (std::size_t i = 0; i < f.bar_values.size(); ++i) {
+        const double y = top + bar_h * (1 - static_cast<double>(i) / 4);
+        add_line(svg, bar_x + kBarWidth, y, bar_x + kBarWidth + 4, y, "stroke=\"#333\"");
+        add_text(svg, bar_x + kBarWidth + 7, y + 0.35 * kFont, f.bar_labels[i],
+                 fmt::format("class=\"tick-label\" font-size=\"{}\"", kFont));
+    }
+}
 
+}  // namespace
+
+std::string heatmap_svg(const Heatmap& heatmap) {
+    const auto [rows, cols] = check_heatmap(heatmap);
+    const HeatFrame f = heat_frame(heatmap, rows, cols);
+    std::string svg;
+    open_svg(svg, f.width, f.height);
+    if (rows == 0 || cols == 0) {
+        add_text(svg, 12, f.height / 2, "no data", "font-size=\"14\" fill=\"#888\"");
+    }
+    if (!heatmap.title.empty()) {
+        add_text(svg, 12, 26, heatmap.title,
+                 fmt::format("font-size=\"{}\" font-weight=\"bold\"", kHeatTitleFont));
+    }
+    draw_heat_labels(svg, f);
+    draw_heat_cells(svg, heatmap, f);
+    if (rows > 0 && cols > 0) draw_colour_bar(svg, f);
     close_svg(svg);
     return svg;
 }

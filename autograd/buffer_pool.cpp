@@ -4,6 +4,8 @@
 #include <new>
 #include <vector>
 
+#include "autograd/switches.h"
+
 namespace seqgrad {
 namespace {
 
@@ -19,9 +21,7 @@ constexpr size_t kMaxCachedBytes = size_t(1) << 31;
 // requests of 0.6 and 0.9 × its capacity costs the larger one; the untouched tail is only address
 // space. What does cost memory is a free list per size class: the same tensor changes shape from
 // batch to batch (the logits are [tokens, V], and the tokens vary), and every class it falls into
-// ends up keeping its own copy. Measured on the benchmark's config (c) (bench/train_throughput):
-// 4 classes per power of two (2^k·{1, 1.25, 1.5, 1.75}) peaked at 315 MB resident, 1 class at
-// 284 MB, for the same step time.
+// ends up keeping its own copy (docs/performance.md, "the buffer pool", has the measurement).
 int bucket_for(size_t size, size_t* capacity) {
     if (size <= 16) {
         *capacity = 16;
@@ -36,6 +36,15 @@ struct Pool {
     std::vector<real*> free_lists[kBuckets];
     BufferPoolStats stats;
     bool enabled = true;
+
+    // SEQGRAD_DISABLE=buffer_pool turns reuse off. (A bad SEQGRAD_DISABLE is reported by the
+    // first op that reads the switches, not here, maybe on a worker thread.)
+    Pool() {
+        try {
+            enabled = switches().buffer_pool;
+        } catch (const std::exception&) {
+        }
+    }
 
     ~Pool() { clear(); }
     void clear() {
@@ -68,10 +77,8 @@ Buffer::Buffer(size_t size) : size_(size) {
     int bucket = bucket_for(size, &capacity_);
     // Nothing cached of this size: a cached buffer of up to 8 times the capacity serves as well
     // (only the pages it touches cost memory, and those are already resident), and is cheaper
-    // than a system allocation while it waits idle. Measured on config (c) with 2 threads:
-    // borrowing from the next class only took the timed steps' system allocations from 16 to 7;
-    // up to 3 classes took the peak from 317 to 309 MB once the backward pass started holding
-    // shared_over_steps rows (1 MB buffers, allocated after the 8 MB logits gradient is freed).
+    // than a system allocation while it waits idle (docs/performance.md, "the buffer pool", has
+    // what up to three classes larger saved).
     for (int larger = bucket + 1;
          larger <= bucket + 3 && larger < kBuckets && p.free_lists[bucket].empty(); ++larger)
         if (!p.free_lists[larger].empty()) {

@@ -19,7 +19,8 @@
 //
 // The composed twin (add with broadcasting, tanh, linear) is additive_attention_scores_composed
 // in layers/attention.h; tests/unit/test_attention.cpp shows they agree. The fused op makes one
-// pass over [B, S, A] instead of four and keeps only t for the backward.
+// pass over [B, S, A] instead of four, and keeps nothing of t for the backward, which computes
+// it again row by row.
 #pragma once
 
 #include <cstdint>
@@ -41,9 +42,5 @@ Tensor attention_context(const Tensor& weights, const Tensor& values);
 //   dkeys[b,s,:] += dscores[b,s] query[b,:],  dquery[b,:] += Σ_s dscores[b,s] keys[b,s,:]
 // (the batched matmul [B,S,D] x [B,D,1]): Luong's dot and general scores.
 Tensor attention_dot_scores(const Tensor& keys, const Tensor& query);
-
-// tanh for float, 8 lanes at a time (a rational approximation, absolute error < 3e-7). What the
-// float build of the op uses; exposed for its accuracy test.
-void tanh_f32(const float* x, float* y, int64_t n);
 
 }  // namespace seqgrad

@@ -54,13 +54,4 @@ Tensor gru_cell_composed(const Tensor& x, const Tensor& h, const Tensor& weight_
 Tensor gather_step_states(const std::vector<Tensor>& states, int directions,
                           const std::vector<int32_t>& lengths);
 
-// The cell's activations, in place over v[0..n): σ(v) = 1 / (1 + e^−v) and tanh(v). The float
-// versions run 8 lanes at a time on a polynomial e^x (relative error < 3e-7, the ops' std::exp
-// is not vectorised); the double versions are std::exp / std::tanh, exactly as the sigmoid and
-// tanh ops. Declared here for their accuracy test.
-void sigmoid_inplace(float* v, int64_t n);
-void sigmoid_inplace(double* v, int64_t n);
-void tanh_inplace(float* v, int64_t n);
-void tanh_inplace(double* v, int64_t n);
-
 }  // namespace seqgrad

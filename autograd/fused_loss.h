@@ -43,16 +43,12 @@ Tensor fused_cross_entropy(const Tensor& logits, const std::vector<int32_t>& tar
 // undefined). Why: the logits [N, V] are the largest tensor of a training step (N = the target
 // tokens of a batch, V the target vocabulary), and the composed pair keeps two of that size
 // alive until backward, the logits (the linear's output) and G. Here G is computed in place of
-// the logits, which nothing else can see: one [N, V] buffer instead of two (14 MB less at the
-// benchmark's config (c)), the same products. Its composed twin is that pair;
-// tests/unit/test_memory.cpp shows they agree (value, gradients, gradcheck).
+// the logits, which nothing else can see: one [N, V] buffer instead of two, the same products. Its
+// composed twin is that pair; tests/unit/test_memory.cpp shows they agree (value, gradients,
+// gradcheck).
 Tensor linear_cross_entropy(const Tensor& x, const Tensor& weight, const Tensor& bias,
                             const std::vector<int32_t>& targets, int32_t ignore_index,
                             Reduction reduction, real label_smoothing,
                             int64_t* num_correct = nullptr);
-
-// e^x for float, 8 lanes at a time (Cephes' polynomial, relative error < 3e-7; exactly 0 below
-// −87.3). What the float build of the fused loss uses; exposed for its accuracy test.
-void exp_f32(const float* x, float* y, int64_t n);
 
 }  // namespace seqgrad

@@ -1,9 +1,12 @@
-// gemm: C = alpha op(A) op(B) + beta C for row-major matrices, op = identity or transpose.
-// A thin layer over cblas_sgemm / cblas_dgemm (chosen by `real`), so that every matrix product
-// in seqgrad — forward and backward — is one BLAS call with transpose flags, no copies.
+// gemm: C = alpha op(A) op(B) + beta C for row-major matrices, op = identity or transpose, so
+// that every matrix product in seqgrad — forward and backward — is one call with transpose
+// flags, never a transposed copy.
 //   op(A): [M, K]  (A stored [M, K], or [K, M] when transpose_a)
 //   op(B): [K, N]  (B stored [K, N], or [N, K] when transpose_b)
 //   C:     [M, N]
+// The reference version (kernels::reference::gemm, autograd/gemm.cpp) is one cblas_sgemm /
+// cblas_dgemm call; the fast one (autograd/fast/gemm.cpp) sends products of a few rows to a
+// kernel of its own (see autograd/kernels.h for how the build picks one).
 #pragma once
 
 #include <cstdint>
@@ -14,18 +17,6 @@ namespace seqgrad {
 
 void gemm(bool transpose_a, bool transpose_b, int64_t M, int64_t N, int64_t K, real alpha,
           const real* A, const real* B, real beta, real* C);
-
-// C [M, N] = A [M, K] Wᵀ + beta C for a weight W [N, K] packed once by pack_weight_panels into
-// packed_weight_size(N, K) elements (see "products with a weight packed once" in
-// autograd/gemm_kernels.h): for the few rows of a recurrence's step, where OpenBLAS would pack
-// W again on every call.
-int64_t packed_weight_size(int64_t N, int64_t K);
-void pack_weight_panels(const real* W, int64_t N, int64_t K, real* panels);
-// The same for products by W itself, C [M, K] = A [M, N] W + beta C: W packed as its transpose
-// (packed_weight_size(K, N) elements), then gemm_nt_packed(M, K, N, A, panels, beta, C).
-void pack_weight_panels_of_transpose(const real* W, int64_t N, int64_t K, real* panels);
-void gemm_nt_packed(int64_t M, int64_t N, int64_t K, const real* A, const real* panels, real beta,
-                    real* C);
 
 // Number of threads BLAS may use (OpenBLAS). 0 leaves OpenBLAS's own default.
 void set_blas_threads(int threads);

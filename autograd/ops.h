@@ -72,28 +72,8 @@ inline Tensor operator*(real a, const Tensor& b) {
 // and [B,n,m]x[m,p] (one gemm over B*n rows). 3-D ⊗ 2-D allows only transpose_b.
 Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a = false, bool transpose_b = false);
 // y = x Wᵀ + b (PyTorch's Linear layout: weight [out, in], bias [out] or undefined); x [..., in].
+// Inside a kernels::SharedOverStepsScope that lists `weight`, the scope's view of it is used.
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
-
-// A weight [N, K] that the T steps of a recurrence all multiply by, as one graph node (the same
-// data, no copy). Its gradient is the same as W's; what changes is how it is summed. Each step's
-// backward would add dW += dY_tᵀ X_t, T products of only the step's n_t rows that each read and
-// write all of dW; the ops that know about the view (linear and the fused GRU cells) hand their
-// rows to it instead, and its own backward, which runs after every step's, adds them all at once:
-//   dW += [dY_1; ...; dY_T]ᵀ [X_1; ...; X_T]      (one product of Σ n_t rows)
-// Any other op that uses the view accumulates into its .grad as usual, and that is added too.
-// Returns `weight` itself when nothing would be recorded (grad mode off, or no grad required).
-Tensor shared_over_steps(const Tensor& weight);
-
-// For op implementations: dW += dYᵀ X into parent `w` of `out` (a weight [N, K]), with
-// dY [rows, N] and X [rows, K] the first rows of parent `x`. One gemm, or — when the weight is a
-// shared_over_steps view — a copy of dY and a reference to X, kept for the view's one product.
-// Nothing when the weight needs no grad.
-void accumulate_weight_grad(Node& out, size_t w, size_t x, const real* dY, int64_t rows);
-// For op implementations: `weight` packed for gemm_nt_packed (autograd/gemm.h) when it is a
-// shared_over_steps view and a product of `rows` rows gains from it — packed at the first such
-// product and kept by the view for every later step; nullptr otherwise (use gemm). transpose:
-// packed for products by W itself (dY W) instead of by Wᵀ (x Wᵀ).
-const real* packed_weight_for(Node& weight, int64_t rows, bool transpose);
 
 // ---- reductions and normalisations (ops_reduce.cpp) ------------------------------------------
 Tensor sum(const Tensor& x);                                  // over all elements -> []

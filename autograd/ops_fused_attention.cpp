@@ -1,100 +1,17 @@
-// Fused additive attention scores (see autograd/fused_attention.h for shapes and maths).
-//
-// Speed: the op is B·S·A tanh per decoder step, and a loop calling std::tanh is not vectorised.
-// In float (training) the rows run 8 lanes at a time with GCC/Clang vector extensions (plain
-// arithmetic on 8 floats, mapped to AVX instructions) and a rational approximation of tanh; in
-// double (gradient checks) they are plain loops with std::tanh, so that the fused op and its
-// composed twin agree to 1e-12.
+// Fused attention ops (see autograd/fused_attention.h for shapes and maths). Their row loops are
+// kernels (autograd/kernels.h): plain loops with std::tanh in the reference build, 8 float lanes
+// at a time in the fast one.
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <cmath>
-#include <cstring>
-#include <type_traits>
-
 #include "autograd/fused_attention.h"
-#include "autograd/simd.h"
+#include "autograd/kernels.h"
 
 namespace seqgrad {
-namespace {
 
-using namespace simd;
-
-// t_a = tanh(q_a + k_a) (stored when t is not null), returns Σ_a v_a t_a
-template <class T>
-T tanh_row_dot(const T* q, const T* k, const T* v, T* t, int64_t A) {
-    int64_t a = 0;
-    T score = 0;
-    if constexpr (std::is_same_v<T, float>) {
-        f32x8 acc = splat(0);
-        for (; a + 8 <= A; a += 8) {
-            const f32x8 ta = tanh8(load8(q + a) + load8(k + a));
-            if (t) store8(t + a, ta);
-            acc += load8(v + a) * ta;
-        }
-        for (int j = 0; j < 8; ++j) score += acc[j];
-    }
-    for (; a < A; ++a) {
-        const T ta = std::tanh(q[a] + k[a]);
-        if (t) t[a] = ta;
-        score += v[a] * ta;
-    }
-    return score;
-}
-
-// y_a += c x_a
-template <class T>
-void add_scaled(T* y, T c, const T* x, int64_t A) {
-    int64_t a = 0;
-    if constexpr (std::is_same_v<T, float>)
-        for (; a + 8 <= A; a += 8) store8(y + a, load8(y + a) + c * load8(x + a));
-    for (; a < A; ++a) y[a] += c * x[a];
-}
-
-// Σ_a x_a y_a
-template <class T>
-T dot(const T* x, const T* y, int64_t A) {
-    int64_t a = 0;
-    T total = 0;
-    if constexpr (std::is_same_v<T, float>) {
-        f32x8 acc = splat(0);
-        for (; a + 8 <= A; a += 8) acc += load8(x + a) * load8(y + a);
-        for (int j = 0; j < 8; ++j) total += acc[j];
-    }
-    for (; a < A; ++a) total += x[a] * y[a];
-    return total;
-}
-
-// dpre_a = g v_a (1 − t_a²);  dq_a += dpre_a,  dk_a += dpre_a  (either may be null)
-template <class T>
-void tanh_backward_row(T g, const T* v, const T* t, T* dq, T* dk, int64_t A) {
-    int64_t a = 0;
-    if constexpr (std::is_same_v<T, float>)
-        for (; a + 8 <= A; a += 8) {
-            const f32x8 ta = load8(t + a);
-            const f32x8 dpre = g * load8(v + a) * (1.0f - ta * ta);
-            if (dq) store8(dq + a, load8(dq + a) + dpre);
-            if (dk) store8(dk + a, load8(dk + a) + dpre);
-        }
-    for (; a < A; ++a) {
-        const T dpre = g * v[a] * (1 - t[a] * t[a]);
-        if (dq) dq[a] += dpre;
-        if (dk) dk[a] += dpre;
-    }
-}
-
-}  // namespace
-
-void tanh_f32(const float* x, float* y, int64_t n) {
-    int64_t j = 0;
-    for (; j + 8 <= n; j += 8) store8(y + j, tanh8(load8(x + j)));
-    if (j < n) {  // the last n % 8 values through one zero-padded block
-        float block[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-        std::copy(x + j, x + n, block);
-        const f32x8 t = tanh8(load8(block));
-        for (int64_t k = 0; k < n - j; ++k) y[j + k] = t[k];
-    }
-}
+using kernels::add_scaled;
+using kernels::dot;
+using kernels::tanh_backward_row;
+using kernels::tanh_row_dot;
 
 // scores[b,s] = Σ_a v[a] tanh(qp[b,a] + kp[b,s,a])
 //   dqp[b,a] += Σ_s g v[a] (1 − t²),  dkp[b,s,a] += g v[a] (1 − t²),  dv[a] += Σ g t
@@ -110,9 +27,9 @@ Tensor additive_attention_scores(const Tensor& query_projected, const Tensor& ke
             sq.str(), sk.str(), v.shape().str()));
     const int64_t B = sk[0], S = sk[1], A = sk[2];
 
-    // t = tanh(qp + kp) is NOT kept for the backward, which recomputes it row by row: keeping
-    // it would hold [B, S, A] per decoder step until the backward (19 MB over a batch of config
-    // (c)), and recomputing costs one tanh per element, less than 1% of a training step.
+    // t = tanh(qp + kp) is NOT kept for the backward, which computes it again row by row:
+    // keeping it would hold [B, S, A] per decoder step until the backward, and computing it
+    // again costs one tanh per element, little next to the step's products.
     Tensor out = make_result({B, S});
     const real *qp = query_projected.data(), *kp = keys_projected.data(), *pv = v.data();
     for (int64_t b = 0; b < B; ++b)

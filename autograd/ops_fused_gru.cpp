@@ -9,62 +9,10 @@
 #include <cmath>
 #include <cstring>
 
-#include "autograd/gemm.h"
+#include "autograd/kernels.h"
 #include "autograd/ops.h"
-#include "autograd/simd.h"
 
 namespace seqgrad {
-
-// ---- activations, in place over n values ----------------------------------------------------
-//
-// Outside its products the cell's time goes to its sigmoids and tanh (about 40% of a forward
-// step at B = 32, H = 256 with std::exp / std::tanh), and a loop calling std::exp is not
-// vectorised without -ffast-math. In float (training), they run 8 lanes at a time with GCC/Clang
-// vector extensions (autograd/simd.h, whose exp8 is Cephes' expf, relative error < 3e-7):
-//   σ(x) = 1 / (1 + e^−x)
-//   tanh(x) by simd::tanh8, the rational approximation the attention scores use too
-// In double (gradient checks), std::exp and std::tanh, exactly as the sigmoid and tanh ops.
-namespace {
-
-using namespace simd;
-
-inline f32x8 sigmoid_f32x8(f32x8 x) {
-    return 1.0f / (1.0f + exp8(-x));
-}
-
-// Applies f to v[0..n) 8 at a time; the last n % 8 values go through a zero-padded block.
-template <class F8>
-void apply_f32x8(float* v, int64_t n, F8 f) {
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        f32x8 x;
-        std::memcpy(&x, v + i, sizeof x);
-        x = f(x);
-        std::memcpy(v + i, &x, sizeof x);
-    }
-    if (i < n) {
-        f32x8 x = splat(0.0f);
-        std::memcpy(&x, v + i, sizeof(float) * size_t(n - i));
-        x = f(x);
-        std::memcpy(v + i, &x, sizeof(float) * size_t(n - i));
-    }
-}
-
-}  // namespace
-
-void sigmoid_inplace(float* v, int64_t n) {
-    apply_f32x8(v, n, sigmoid_f32x8);
-}
-void tanh_inplace(float* v, int64_t n) {
-    apply_f32x8(v, n, tanh8);
-}
-// σ(v) written exactly as the sigmoid op writes it, so that fused and composed agree.
-void sigmoid_inplace(double* v, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) v[i] = 1 / (1 + std::exp(-v[i]));
-}
-void tanh_inplace(double* v, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) v[i] = std::tanh(v[i]);
-}
 
 // ---- shape checks shared by the cells -----------------------------------------------------
 namespace {
@@ -161,7 +109,10 @@ namespace {
 //   forward:  gh = h W_hhᵀ + b_hh (one gemm), then one pass over [B,H] for r, z, n, h'.
 //   saved:    [B,3H] rows r | z | gh_n (r and z overwrite gh_r and gh_z in place), then n [B,H].
 Tensor fused_cell(const char* op, const Tensor& gates, CellDims d, const Tensor& h,
-                  const Tensor& weight_hh, const Tensor& bias_hh, const Tensor& step_mask) {
+                  const Tensor& weight_hh_parameter, const Tensor& bias_hh,
+                  const Tensor& step_mask) {
+    // W_hh, or the view through which the steps of a recurrence share it (autograd/kernels.h)
+    const Tensor& weight_hh = kernels::weight_in_use(weight_hh_parameter);
     const int64_t B = d.B, H = d.H, G = 3 * H, active = d.active;
     const int64_t gate_row_stride = d.T * G, gate_offset = d.t * G;
 
@@ -169,11 +120,7 @@ Tensor fused_cell(const char* op, const Tensor& gates, CellDims d, const Tensor&
     real* const rzg = saved.data();   // [B,3H]: gh, then r | z | gh_n
     real* const n_all = rzg + B * G;  // [B,H]
     for (int64_t b = 0; b < active; ++b) std::memcpy(rzg + b * G, bias_hh.data(), sizeof(real) * G);
-    if (const real* panels =
-            packed_weight_for(weight_hh.node(), active, false))  // gh = h W_hhᵀ + b_hh
-        gemm_nt_packed(active, G, H, h.data(), panels, 1, rzg);
-    else
-        gemm(false, true, active, G, H, 1, h.data(), weight_hh.data(), 1, rzg);
+    kernels::product_x_wt(weight_hh.node(), active, h.data(), 1, rzg);  // gh = h W_hhᵀ + b_hh
 
     Tensor out = make_result({B, H});
     std::memcpy(out.data() + active * H, h.data() + active * H, sizeof(real) * (B - active) * H);
@@ -188,9 +135,9 @@ Tensor fused_cell(const char* op, const Tensor& gates, CellDims d, const Tensor&
         const real* h_row = h.data() + b * H;
         real* h_next = out.data() + b * H;
         for (int64_t j = 0; j < 2 * H; ++j) r[j] += gi_r[j];  // r | z pre-activations
-        sigmoid_inplace(r, 2 * H);                            // r = σ(.), z = σ(.)
+        kernels::sigmoid_inplace(r, 2 * H);                   // r = σ(.), z = σ(.)
         for (int64_t j = 0; j < H; ++j) n[j] = gi_n[j] + r[j] * gh_n[j];
-        tanh_inplace(n, H);
+        kernels::tanh_inplace(n, H);
         for (int64_t j = 0; j < H; ++j) h_next[j] = (1 - z[j]) * n[j] + z[j] * h_row[j];
         if (mask) {  // h' = m h' + (1 - m) h
             const real m = mask[b];
@@ -215,7 +162,6 @@ Tensor fused_cell(const char* op, const Tensor& gates, CellDims d, const Tensor&
             const int64_t gate_row_stride = d.T * G, gate_offset = d.t * G;
             const real* const g_all = out.grad.data();
             const real* const h_all = out.parent(1).data;
-            const real* const weight_hh = out.parent(2).data;
             const real* const mask = out.parents.size() > 4 ? out.parent(4).data : nullptr;
             const real* const rzg = out.saved.data();
             const real* const n_all = rzg + B * G;
@@ -251,13 +197,9 @@ Tensor fused_cell(const char* op, const Tensor& gates, CellDims d, const Tensor&
             }
             if (dh_all)  // finished rows: h' = h, so dh += g
                 for (int64_t i = active * H; i < B * H; ++i) dh_all[i] += g_all[i];
-            if (dh_all) {  // dh += d gh W_hh
-                if (const real* panels = packed_weight_for(out.parent(2), active, true))
-                    gemm_nt_packed(active, H, G, d_gh_all, panels, 1, dh_all);
-                else
-                    gemm(false, false, active, H, G, 1, d_gh_all, weight_hh, 1, dh_all);
-            }
-            accumulate_weight_grad(out, 2, 1, d_gh_all, active);  // dW_hh += d ghᵀ h
+            if (dh_all)  // dh += d gh W_hh
+                kernels::product_dy_w(out.parent(2), active, d_gh_all, dh_all);
+            kernels::accumulate_weight_grad(out, 2, 1, d_gh_all, active);  // dW_hh += d ghᵀ h
             if (d_bias_hh)
                 for (int64_t b = 0; b < active; ++b)
                     for (int64_t j = 0; j < G; ++j) d_bias_hh[j] += d_gh_all[b * G + j];

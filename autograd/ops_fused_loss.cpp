@@ -9,103 +9,25 @@
 // linear_cross_entropy computes the logits itself, into a buffer no one else sees, and writes G
 // over them: one [N, V] buffer for the whole output layer and loss, the same products.
 //
-// Speed: the op is N·V exponentials (V = 6000 in the reference model) and a loop calling
-// std::exp is not vectorised without -ffast-math. In float (training) the row passes below run
-// 8 lanes at a time with GCC/Clang vector extensions (plain arithmetic on 8 floats, mapped to
-// AVX instructions); in double (gradient checks) they are plain loops with std::exp, so that the
-// fused op and its composed twin agree to 1e-12.
+// The row passes are kernels (autograd/kernels.h): plain loops with std::exp in the reference
+// build, 8 float lanes at a time in the fast one.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <type_traits>
 
 #include "autograd/fused_loss.h"
 #include "autograd/gemm.h"
-#include "autograd/simd.h"
+#include "autograd/kernels.h"
 
 namespace seqgrad {
 namespace {
 
-using namespace simd;
-
-inline double sum8(f32x8 v) {
-    double s = 0;
-    for (int k = 0; k < 8; ++k) s += v[k];
-    return s;
-}
-
-// ---- row passes (T = real): a vector loop in float, then a scalar loop for the rest (all of
-// it in double)
-
-template <class T>
-T row_max(const T* x, int64_t n) {
-    if constexpr (std::is_same_v<T, float>) return max_f32(x, n);
-    T max = x[0];
-    for (int64_t j = 1; j < n; ++j) max = x[j] > max ? x[j] : max;
-    return max;
-}
-
-// out_j = e^(x_j − shift) (out may be scratch, or x itself); returns Σ_j out_j, and Σ_j x_j in
-// *sum_x.
-template <class T>
-double exp_shifted(const T* x, T shift, T* out, int64_t n, double* sum_x) {
-    int64_t j = 0;
-    double sum_e = 0, sum_v = 0;
-    if constexpr (std::is_same_v<T, float>) {
-        f32x8 acc_e = splat(0), acc_x = splat(0);
-        for (; j + 8 <= n; j += 8) {
-            const f32x8 v = load8(x + j), e = exp8(v - shift);
-            store8(out + j, e);
-            acc_e += e;
-            acc_x += v;
-        }
-        sum_e = sum8(acc_e);
-        sum_v = sum8(acc_x);
-    }
-    for (; j < n; ++j) {  // x_j read before out_j is written: out may be x
-        const T v = x[j];
-        out[j] = std::exp(v - shift);
-        sum_e += out[j];
-        sum_v += v;
-    }
-    *sum_x = sum_v;
-    return sum_e;
-}
-
-// y_j = a y_j − b
-template <class T>
-void scale_shift(T* y, T a, T b, int64_t n) {
-    int64_t j = 0;
-    if constexpr (std::is_same_v<T, float>)
-        for (; j + 8 <= n; j += 8) store8(y + j, load8(y + j) * a - b);
-    for (; j < n; ++j) y[j] = a * y[j] - b;
-}
-
-// y_j += a x_j
-template <class T>
-void add_scaled(T* y, T a, const T* x, int64_t n) {
-    int64_t j = 0;
-    if constexpr (std::is_same_v<T, float>)
-        for (; j + 8 <= n; j += 8) store8(y + j, load8(y + j) + a * load8(x + j));
-    for (; j < n; ++j) y[j] += a * x[j];
-}
-
-}  // namespace
-
-void exp_f32(const float* x, float* y, int64_t n) {
-    int64_t j = 0;
-    for (; j + 8 <= n; j += 8) store8(y + j, exp8(load8(x + j)));
-    if (j < n) {  // the last n % 8 values through one zero-padded block
-        float block[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-        std::copy(x + j, x + n, block);
-        const f32x8 e = exp8(load8(block));
-        for (int64_t k = 0; k < n - j; ++k) y[j + k] = e[k];
-    }
-}
-
-namespace {
+using kernels::add_scaled;
+using kernels::exp_shifted;
+using kernels::row_max;
+using kernels::scale_shift;
 
 int64_t check_targets(const char* op, const Shape& logits_shape, int64_t N, int64_t V,
                       const std::vector<int32_t>& targets, int32_t ignore_index,

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <limits>
 
+#include "autograd/kernels.h"
 #include "autograd/ops.h"
-#include "autograd/simd.h"
 
 namespace seqgrad {
 namespace {
@@ -67,13 +67,8 @@ void check_last_dim(const char* op, const Tensor& x) {
 }
 
 // The row max, or an error when the row has no finite entry (all positions masked with -inf).
-template <class T>  // T = real (a template, so that the float branch is not compiled for double)
-T row_max(const char* op, const T* row, int64_t n, int64_t row_index) {
-    T m = -std::numeric_limits<T>::infinity();
-    if constexpr (std::is_same_v<T, float>)
-        m = simd::max_f32(row, n);
-    else
-        for (int64_t j = 0; j < n; ++j) m = row[j] > m ? row[j] : m;
+real row_max(const char* op, const real* row, int64_t n, int64_t row_index) {
+    const real m = kernels::row_max(row, n);
     if (!std::isfinite(m))
         throw Error(
             fmt::format("{}: row {} has no finite entry (max {}): every position is "
@@ -82,20 +77,9 @@ T row_max(const char* op, const T* row, int64_t n, int64_t row_index) {
     return m;
 }
 
-// Σ_j e^(x_j − shift). In float, 8 lanes at a time with simd::exp8 and 8 partial sums (a loop
-// calling std::exp is not vectorised without -ffast-math, and log_softmax over a 6000-word
-// vocabulary is ~10% of a beam-search step); in double, std::exp as before.
-template <class T>
-double sum_exp_shifted(const T* x, T shift, int64_t n) {
-    int64_t j = 0;
-    double total = 0;
-    if constexpr (std::is_same_v<T, float>) {
-        simd::f32x8 acc = simd::splat(0.0f);
-        for (; j + 8 <= n; j += 8) acc += simd::exp8(simd::load8(x + j) - shift);
-        for (int k = 0; k < 8; ++k) total += double(acc[k]);
-    }
-    for (; j < n; ++j) total += double(std::exp(x[j] - shift));
-    return total;
+// Σ_j e^(x_j − shift), summed in double (a kernel: autograd/kernels.h)
+double sum_exp_shifted(const real* x, real shift, int64_t n) {
+    return kernels::sum_exp_shifted(x, shift, n);
 }
 
 }  // namespace

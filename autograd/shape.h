@@ -14,12 +14,6 @@ class Shape {
 
     Shape() = default;
     Shape(std::initializer_list<int64_t> dims);
-    template <class It>
-    static Shape from_range(It first, It last) {
-        Shape s;
-        for (; first != last; ++first) s.push_back(static_cast<int64_t>(*first));
-        return s;
-    }
 
     int rank() const { return rank_; }
     int64_t numel() const;

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <unordered_set>
 
+#include "autograd/kernels.h"
+
 namespace seqgrad {
 namespace {
 thread_local bool g_grad_enabled = true;
@@ -23,7 +25,7 @@ NoGradGuard::~NoGradGuard() {
 
 real* Node::grad_data() {
     if (is_leaf)
-        if (GradientShard* shard = GradientShard::installed()) return shard->buffer(*this);
+        if (real* elsewhere = kernels::leaf_grad_elsewhere(*this)) return elsewhere;
     if (grad.size() == 0) {
         grad = Buffer(numel());
         std::memset(grad.data(), 0, sizeof(real) * numel());
@@ -33,7 +35,7 @@ real* Node::grad_data() {
 
 real* Node::grad_row_data(int64_t row) {
     if (is_leaf)
-        if (GradientShard* shard = GradientShard::installed()) return shard->row_buffer(*this, row);
+        if (real* elsewhere = kernels::leaf_grad_row_elsewhere(*this, row)) return elsewhere;
     const int64_t rows = shape.rank() == 0 ? 1 : shape[0];
     return grad_data() + row * (rows == 0 ? 0 : numel() / rows);
 }
@@ -208,23 +210,24 @@ void Tensor::backward(const Tensor& grad_output) {
     real* seed = root.grad_data();
     for (int64_t i = 0; i < root.numel(); ++i) seed[i] += grad_output.data()[i];
 
-    // A shared_over_steps view holds references to inputs of the steps that use it until its
-    // own backward: a cycle, should a backward rule throw before then. (Views only: a leaf, a
-    // parameter, may be read by other threads' graphs at the same time, and is not written.)
-    struct ReleaseHeldRows {
+    // An extension may hold references to nodes of this graph until its node's backward (a
+    // shared_over_steps view holds the inputs of the steps that use it): a cycle, should a
+    // backward rule throw before then. (Non-leaves only: a leaf, a parameter, may be read by
+    // other threads' graphs at the same time, and is not written.)
+    struct ReleaseExtensions {
         std::vector<NodePtr>& order;
-        ~ReleaseHeldRows() {
+        ~ReleaseExtensions() {
             for (const NodePtr& node : order)
-                if (!node->is_leaf) node->shared_weight.reset();
+                if (!node->is_leaf) node->extension.reset();
         }
-    } release_held_rows{order};
+    } release_extensions{order};
 
     // Reverse post-order: every node runs after all the nodes that use it.
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
         Node* node = it->get();
         if (node->is_leaf) continue;
-        // (a shared_over_steps view may hold only rows handed over by the steps, no .grad)
-        if (node->backward && (node->grad.size() > 0 || node->shared_weight)) node->backward(*node);
+        // (a node's extension may hold its gradient instead of .grad, see Node::extension)
+        if (node->backward && (node->grad.size() > 0 || node->extension)) node->backward(*node);
         // Free the graph behind this node: its inputs, its rule, what the rule saved, and (unless
         // asked to keep it) its gradient. Its data stays valid.
         node->parents.clear();
@@ -232,7 +235,7 @@ void Tensor::backward(const Tensor& grad_output) {
         node->saved.release();
         node->saved_ints.clear();
         node->saved_ints.shrink_to_fit();
-        node->shared_weight.reset();
+        node->extension.reset();
         node->graph_freed = true;
         if (!node->retains_grad) node->grad.release();
     }

@@ -29,7 +29,13 @@ struct Error : std::runtime_error {
 
 struct Node;
 using NodePtr = std::shared_ptr<Node>;
-struct SharedWeightState;  // autograd/ops_matmul.cpp
+// State a fast kernel keeps on a node (Node::extension); opaque to the engine. `kind` tells the
+// fast kernels' kinds of state apart (the address of a name of their own).
+struct NodeExtension {
+    explicit NodeExtension(const char* kind) : kind(kind) {}
+    virtual ~NodeExtension() = default;
+    const char* const kind;
+};
 // Pushes `out.grad` into the gradients of out's parents (accumulating, never overwriting).
 using BackwardFn = std::function<void(Node& out)>;
 
@@ -50,20 +56,23 @@ struct Node : std::enable_shared_from_this<Node> {
     // dropout mask, GRU gates...) and integers (indices, dims).
     Buffer saved;
     std::vector<int32_t> saved_ints;
-    // Only on a shared_over_steps view (autograd/ops.h): what the steps using it share, the
-    // rows of dW = dYᵀ X they handed over (summed in one product by the view's own backward)
-    // and the weight packed for their thin products.
-    std::shared_ptr<SharedWeightState> shared_weight;
+    // The one extension point for the fast kernels (autograd/kernels.h): state that a fast
+    // kernel keeps on a node (today only a shared_over_steps view's, autograd/fast/). Never set
+    // in the reference build. A node whose extension is set runs its backward even without a
+    // .grad (the extension may hold gradient handed to it), and the extension is dropped with
+    // the rest of the graph.
+    std::shared_ptr<NodeExtension> extension;
 
     int64_t numel() const { return shape.numel(); }
     Node& parent(size_t i) { return *parents[i]; }
-    // The gradient buffer, allocated and zero-filled on first use. Used by backward rules. For a
-    // leaf while a GradientShard is installed on the calling thread: the shard's buffer.
+    // The gradient buffer, allocated and zero-filled on first use. Used by backward rules. (For
+    // a leaf, the fast kernels may keep a thread's gradient elsewhere: kernels::
+    // leaf_grad_elsewhere, the data-parallel shards.)
     real* grad_data();
     // Row `row` of the gradient, the node seen as [shape[0], numel / shape[0]]: for a backward
-    // that adds into a few rows of a large gradient (the embedding's scatter-add). The same
-    // memory as grad_data() + row · width, except for a leaf while a GradientShard is installed:
-    // the shard then keeps only the rows written. Valid until the next call for this node.
+    // that adds into a few rows of a large gradient (the embedding's scatter-add). The same as
+    // grad_data() + row · width, except where the fast kernels keep a leaf's gradient elsewhere
+    // (then only the rows written may be kept). Valid until the next call for this node.
     real* grad_row_data(int64_t row);
 };
 
@@ -134,58 +143,6 @@ class NoGradGuard {
 
   private:
     bool previous_;
-};
-
-// ---- data parallelism ------------------------------------------------------------------------
-
-// Gradients of leaves (the parameters) kept apart, for one thread of a data-parallel step.
-// While a shard is installed on a thread (GradientShard::Scope), every gradient that ops on that
-// thread accumulate into a leaf goes into the shard's own zero-initialised buffer for that leaf
-// instead of the leaf's .grad, so that several threads can run forward and backward over the
-// same parameters at once without a lock; reduce_into_leaves then adds the shards into the
-// leaves' .grad. Non-leaf gradients are per graph, hence per thread, anyway.
-class GradientShard {
-  public:
-    GradientShard();
-    ~GradientShard();
-    GradientShard(const GradientShard&) = delete;
-    GradientShard& operator=(const GradientShard&) = delete;
-
-    class Scope {  // installs `shard` on the calling thread for the scope's lifetime
-      public:
-        explicit Scope(GradientShard& shard);
-        ~Scope();
-        Scope(const Scope&) = delete;
-        Scope& operator=(const Scope&) = delete;
-
-      private:
-        GradientShard* previous_;
-    };
-
-    // The shard installed on the calling thread, or nullptr.
-    static GradientShard* installed();
-    // The shard's whole gradient of `leaf`, allocated and zero-filled on first use.
-    real* buffer(Node& leaf);
-    // Row `row` of the shard's gradient of `leaf` (Node::grad_row_data): zero-filled on first
-    // use, and only the rows written are held, unless the whole gradient was asked for too.
-    real* row_buffer(Node& leaf, int64_t row);
-    // .grad += shard for every leaf this shard holds a gradient for (allocating .grad if
-    // needed); the shard is cleared for the next step.
-    void reduce_into_leaves() { reduce_into_leaves({this}, 1); }
-    // The same for several shards, added in the order given (so the result does not depend on
-    // thread timing), on `threads` threads (parallel_run): the leaves are cut into parts of about
-    // equal work, each element of a .grad in one part for every shard, so no two threads ever
-    // add into the same place.
-    static void reduce_into_leaves(const std::vector<GradientShard*>& shards, int threads);
-    bool empty() const;
-    // Memory the shard's buffers hold: whole gradients, plus the rows of the leaves held by row
-    // (for an embedding table, about the rows of the tokens a step saw, not the whole table).
-    int64_t resident_bytes() const;
-
-  private:
-    struct Entry;
-    Entry& entry(Node& leaf);
-    std::vector<Entry> entries_;
 };
 
 // ---- used by op implementations ------------------------------------------------------------

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "apps/args.h"
-#include "autograd/gemm_kernels.h"
+#include "autograd/fast/gemm_kernels.h"
 #include "autograd/rng.h"
 #include "bench_util.h"
 

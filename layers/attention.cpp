@@ -72,14 +72,6 @@ void Attention::check_inputs(const char* who, const Tensor& query, const Tensor&
     }
 }
 
-void Attention::check_query_weight(const char* who, const Tensor& query_weight,
-                                   int64_t projected_dim) const {
-    if (!query_weight.defined() || query_weight.shape() != Shape{projected_dim, query_dim_})
-        throw Error(fmt::format("{}: query_weight {} must be [{},{}] (query_weight())", who,
-                                query_weight.defined() ? query_weight.shape().str() : "undefined",
-                                projected_dim, query_dim_));
-}
-
 // weights = softmax(scores with −∞ at masked positions);  context = Σ_s weights_s keys_s
 AttentionResult Attention::attend(const Tensor& scores, const Tensor& keys, const Tensor& mask,
                                   bool fused) {
@@ -137,13 +129,11 @@ Tensor BahdanauAttention::query_weight() const {
     return W_q.weight;
 }
 
-// score_s = vᵀ tanh(W_q q + keys_projected_s), with W_q = query_weight
+// score_s = vᵀ tanh(W_q q + keys_projected_s)
 AttentionResult BahdanauAttention::forward(const Tensor& query, const Tensor& keys,
-                                           const Tensor& keys_projected, const Tensor& mask,
-                                           const Tensor& query_weight) const {
+                                           const Tensor& keys_projected, const Tensor& mask) const {
     check_inputs("BahdanauAttention", query, keys, keys_projected, attn_dim(), mask);
-    check_query_weight("BahdanauAttention", query_weight, attn_dim());
-    Tensor query_projected = linear(query, query_weight);  // [B, A]
+    Tensor query_projected = W_q.forward(query);  // [B, A]
     Tensor scores =
         use_fused ? additive_attention_scores(query_projected, keys_projected, v.weight)
                   : additive_attention_scores_composed(query_projected, keys_projected, v.weight);
@@ -236,10 +226,9 @@ Tensor LuongAttention::query_weight() const {
 }
 
 // dot/general: score[b,s] = keys_projected[b,s,:] · q[b,:]  (÷ √Dq when scaled)
-// concat:      score[b,s] = vᵀ tanh(W_query q + keys_projected[b,s,:]),  W_query = query_weight
+// concat:      score[b,s] = vᵀ tanh(W_query q + keys_projected[b,s,:]),  W_query = W[:, :Dq]
 AttentionResult LuongAttention::forward(const Tensor& query, const Tensor& keys,
-                                        const Tensor& keys_projected, const Tensor& mask,
-                                        const Tensor& query_weight) const {
+                                        const Tensor& keys_projected, const Tensor& mask) const {
     const char* who = kind_ == LuongScore::dot       ? "LuongAttention(dot)"
                       : kind_ == LuongScore::general ? "LuongAttention(general)"
                                                      : "LuongAttention(concat)";
@@ -247,8 +236,7 @@ AttentionResult LuongAttention::forward(const Tensor& query, const Tensor& keys,
     const int64_t Dq = query_dim();
     Tensor scores;
     if (kind_ == LuongScore::concat) {
-        check_query_weight(who, query_weight, W->out_features());
-        Tensor query_projected = linear(query, query_weight);  // [B, A]
+        Tensor query_projected = linear(query, query_weight());  // [B, A]
         scores = use_fused ? additive_attention_scores(query_projected, keys_projected, v->weight)
                            : additive_attention_scores_composed(query_projected, keys_projected,
                                                                 v->weight);

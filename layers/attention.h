@@ -30,6 +30,7 @@
 #include <memory>
 #include <vector>
 
+#include "autograd/switches.h"
 #include "layers/linear.h"
 #include "layers/module.h"
 
@@ -51,16 +52,8 @@ class Attention : public Module {
     virtual Tensor project_keys(const Tensor& keys) const { return keys; }
 
     // One decoder step. `mask` may be undefined (no padding).
-    AttentionResult forward(const Tensor& query, const Tensor& keys, const Tensor& keys_projected,
-                            const Tensor& mask) const {
-        return forward(query, keys, keys_projected, mask, query_weight());
-    }
-    // The same with the query projection's weight given: query_weight() or a view of it. A
-    // decoder that steps itself wraps it once per sequence in shared_over_steps (autograd/ops.h)
-    // so that training sums its gradient over all steps in one product.
     virtual AttentionResult forward(const Tensor& query, const Tensor& keys,
-                                    const Tensor& keys_projected, const Tensor& mask,
-                                    const Tensor& query_weight) const = 0;
+                                    const Tensor& keys_projected, const Tensor& mask) const = 0;
     // The weight every step projects the query by (Bahdanau W_q [A, Dq], Luong concat's
     // W[:, :Dq]), or undefined (Luong dot and general: the query is used as it is).
     virtual Tensor query_weight() const { return Tensor(); }
@@ -79,9 +72,6 @@ class Attention : public Module {
     void check_inputs(const char* who, const Tensor& query, const Tensor& keys,
                       const Tensor& keys_projected, int64_t projected_dim,
                       const Tensor& mask) const;
-    // query_weight is [projected_dim, Dq]; throws naming `who` otherwise.
-    void check_query_weight(const char* who, const Tensor& query_weight,
-                            int64_t projected_dim) const;
     // weights = softmax(scores masked with −∞), context = Σ_s weights_s keys_s (the fused
     // attention_context op, or its composed twin, a batched matmul).
     static AttentionResult attend(const Tensor& scores, const Tensor& keys, const Tensor& mask,
@@ -106,7 +96,7 @@ class BahdanauAttention : public Attention {
     // keys [B, S, Dk] -> W_k keys + b_k  [B, S, A]
     Tensor project_keys(const Tensor& keys) const override;
     AttentionResult forward(const Tensor& query, const Tensor& keys, const Tensor& keys_projected,
-                            const Tensor& mask, const Tensor& query_weight) const override;
+                            const Tensor& mask) const override;
     Tensor query_weight() const override;
 
     // Diagnostics for gradient-flow studies (no graph is recorded):
@@ -121,8 +111,9 @@ class BahdanauAttention : public Attention {
 
     Linear W_q, W_k, v;
     // Scores and context through the fused ops (autograd/fused_attention.h) or their composed
-    // twins (below): the same numbers, the composed ones are the textbook form.
-    bool use_fused = true;
+    // twins (below): the same numbers, the composed ones are the textbook form. Off by default
+    // only under SEQGRAD_DISABLE=fused_attention (autograd/switches.h).
+    bool use_fused = switches().fused_attention;
 };
 
 // ---- Luong (multiplicative) attention --------------------------------------------------------
@@ -144,7 +135,7 @@ class LuongAttention : public Attention {
     // dot: keys;  general: W_a keys [B, S, Dq];  concat: W_key keys [B, S, A]
     Tensor project_keys(const Tensor& keys) const override;
     AttentionResult forward(const Tensor& query, const Tensor& keys, const Tensor& keys_projected,
-                            const Tensor& mask, const Tensor& query_weight) const override;
+                            const Tensor& mask) const override;
     Tensor query_weight() const override;
 
     LuongScore kind() const { return kind_; }
@@ -153,8 +144,8 @@ class LuongAttention : public Attention {
     std::unique_ptr<Linear> W_a;  // general only
     std::unique_ptr<Linear> W;    // concat only
     std::unique_ptr<Linear> v;    // concat only
-    // Scores and context through the fused ops or their composed twins.
-    bool use_fused = true;
+    // Scores and context through the fused ops or their composed twins (as Bahdanau's).
+    bool use_fused = switches().fused_attention;
 
   private:
     int64_t projected_dim() const;

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "autograd/fused_gru.h"
+#include "autograd/kernels.h"
 #include "autograd/ops.h"
 
 namespace seqgrad {
@@ -26,22 +27,12 @@ GRUCell::GRUCell(int64_t input_size, int64_t hidden_size, Rng& rng) {
 
 // x [B,in], h [B,H] -> h' [B,H]: gi = x W_ihᵀ + b_ih (linear), then the fused cell
 Tensor GRUCell::forward(const Tensor& x, const Tensor& h, const Tensor& step_mask) const {
-    return forward(x, h, step_mask, weight_ih, weight_hh);
-}
-
-Tensor GRUCell::forward(const Tensor& x, const Tensor& h, const Tensor& step_mask,
-                        const Tensor& weight_ih_in_use, const Tensor& weight_hh_in_use) const {
+    if (!use_fused) return forward_composed(x, h, step_mask);
     if (x.rank() != 2 || x.size(1) != input_size())
         throw Error(fmt::format("GRUCell({} -> {}): x {} must be [B, {}]", input_size(),
                                 hidden_size(), x.shape().str(), input_size()));
-    if (weight_ih_in_use.shape() != weight_ih.shape() ||
-        weight_hh_in_use.shape() != weight_hh.shape())
-        throw Error(fmt::format("GRUCell({} -> {}): weights {} and {} must be {} and {}",
-                                input_size(), hidden_size(), weight_ih_in_use.shape().str(),
-                                weight_hh_in_use.shape().str(), weight_ih.shape().str(),
-                                weight_hh.shape().str()));
-    Tensor input_gates = linear(x, weight_ih_in_use, bias_ih);  // [B,3H]
-    return gru_cell(input_gates, h, weight_hh_in_use, bias_hh, step_mask);
+    Tensor input_gates = linear(x, weight_ih, bias_ih);  // [B,3H]
+    return gru_cell(input_gates, h, weight_hh, bias_hh, step_mask);
 }
 
 Tensor GRUCell::forward_composed(const Tensor& x, const Tensor& h, const Tensor& step_mask) const {
@@ -124,9 +115,9 @@ GRUOutput GRU::forward(const Tensor& inputs, const std::vector<int32_t>& lengths
     // The fused cell computes only the rows before the first sequence that has ended (see
     // autograd/ops_fused_gru.cpp): with lengths in decreasing order the ended sequences are the
     // tail of the batch at every step, so a step costs what its running sequences cost instead
-    // of what the longest one does (config (a) of bench/train_throughput: lengths 5..12 padded
-    // to 12, ~30% of the cell's work). A batch in another order is sorted here — one row gather
-    // in, one per result out — and the results come back in the caller's order.
+    // of what the longest one does (docs/performance.md, "shrinking the batch"). A batch in
+    // another order is sorted here — one row gather in, one per result out — and the results
+    // come back in the caller's order.
     if (use_fused && sort_by_length && !std::is_sorted(lengths.rbegin(), lengths.rend()))
         return forward_sorted_by_length(inputs, lengths, h0);
 
@@ -154,14 +145,14 @@ GRUOutput GRU::forward(const Tensor& inputs, const std::vector<int32_t>& lengths
                 h0.defined() ? reshape(slice(h0, 0, k, k + 1), {B, H}) : Tensor::zeros({B, H});
             Tensor gates;  // [B,T,3H], fused path only
             if (use_fused) gates = linear(layer_input, w.weight_ih, w.bias_ih);
-            // every step multiplies by W_hh: its gradient is summed over the steps in one
-            // product (autograd/ops.h), not one product of each step's rows
-            const Tensor weight_hh = use_fused ? shared_over_steps(w.weight_hh) : w.weight_hh;
+            // every step multiplies by W_hh (a kernel may sum its gradient over the steps in one
+            // product: autograd/kernels.h)
+            kernels::SharedOverStepsScope shared({w.weight_hh});
             for (int64_t step = 0; step < T; ++step) {
                 const int64_t t = dir == 0 ? step : T - 1 - step;
                 if (running[t] > 0) {
                     if (use_fused) {
-                        h = gru_cell_step(gates, t, h, weight_hh, w.bias_hh, step_masks[t]);
+                        h = gru_cell_step(gates, t, h, w.weight_hh, w.bias_hh, step_masks[t]);
                     } else {
                         Tensor x_t =
                             reshape(slice(layer_input, 1, t, t + 1), {B, layer_input.size(2)});

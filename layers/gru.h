@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "autograd/switches.h"
 #include "layers/module.h"
 
 namespace seqgrad {
@@ -20,13 +21,9 @@ class GRUCell : public Module {
     GRUCell(int64_t input_size, int64_t hidden_size, Rng& rng);
 
     // x [B, in], h [B, H], step_mask [B] (optional: 1 = step, 0 = keep h) -> h' [B, H].
-    // The fused cell: gi = linear(x, W_ih, b_ih), then the gru_cell op.
+    // The fused cell: gi = linear(x, W_ih, b_ih), then the gru_cell op (or, with use_fused off,
+    // forward_composed).
     Tensor forward(const Tensor& x, const Tensor& h, const Tensor& step_mask = Tensor()) const;
-    // The same with the weights given: weight_ih and weight_hh, or views of them (a decoder
-    // passes shared_over_steps views, autograd/ops.h, so that training sums their gradients over
-    // all steps in one product each).
-    Tensor forward(const Tensor& x, const Tensor& h, const Tensor& step_mask,
-                   const Tensor& weight_ih_in_use, const Tensor& weight_hh_in_use) const;
     // The same from primitive ops (gru_cell_composed): many more graph nodes, same numbers.
     Tensor forward_composed(const Tensor& x, const Tensor& h,
                             const Tensor& step_mask = Tensor()) const;
@@ -35,6 +32,9 @@ class GRUCell : public Module {
     int64_t hidden_size() const { return weight_hh.size(1); }
 
     Tensor weight_ih, weight_hh, bias_ih, bias_hh;
+    // true: the fused gru_cell op; false: gru_cell_composed (same numbers, many more graph
+    // nodes). Off by default only under SEQGRAD_DISABLE=fused_gru (autograd/switches.h).
+    bool use_fused = switches().fused_gru;
 };
 
 struct GRUOutput {
@@ -72,11 +72,13 @@ class GRU : public Module {
 
     // true: input gates of all steps in one product, then the fused cell per step (training).
     // false: the composed cell per step (gru_cell_composed), to compare or study; same numbers.
-    bool use_fused = true;
+    // Off by default only under SEQGRAD_DISABLE=fused_gru (autograd/switches.h).
+    bool use_fused = switches().fused_gru;
     // true (fused path): rows run sorted by decreasing length (see forward); false: in the given
     // order, every step on every row, so that step_states are the recurrence's own tensors
     // (what gradient-flow studies need: apps/gradflow.cpp turns this off while it measures).
-    bool sort_by_length = true;
+    // Off by default only under SEQGRAD_DISABLE=shrink_batch.
+    bool sort_by_length = switches().shrink_batch;
 
     struct Weights {
         Tensor weight_ih, weight_hh, bias_ih, bias_hh;

@@ -64,12 +64,6 @@ void uniform_fan_in(Tensor& t, int64_t fan_in, Rng& rng) {
     uniform(t, -bound, bound, rng);
 }
 
-void xavier_uniform(Tensor& t, Rng& rng) {
-    if (t.rank() != 2) throw Error("xavier_uniform: needs a 2-D weight [fan_out, fan_in]");
-    double a = std::sqrt(6.0 / double(t.size(0) + t.size(1)));
-    uniform(t, -a, a, rng);
-}
-
 void normal(Tensor& t, double mean, double std, Rng& rng) {
     for (int64_t i = 0; i < t.numel(); ++i) t.data()[i] = real(mean + std * rng.normal());
 }

@@ -52,8 +52,6 @@ namespace init {
 void uniform(Tensor& t, double lo, double hi, Rng& rng);
 // U(-1/√fan_in, 1/√fan_in): PyTorch's default for Linear and GRU weights and biases.
 void uniform_fan_in(Tensor& t, int64_t fan_in, Rng& rng);
-// U(-a, a) with a = √(6 / (fan_in + fan_out)), for a weight [fan_out, fan_in].
-void xavier_uniform(Tensor& t, Rng& rng);
 void normal(Tensor& t, double mean, double std, Rng& rng);
 }  // namespace init
 

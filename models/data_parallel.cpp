@@ -3,23 +3,18 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <optional>
 
 #include "autograd/gemm.h"
+#include "autograd/kernels.h"
 #include "autograd/parallel.h"
 #include "data/vocab.h"
 
 namespace seqgrad {
 
-// Shard k > 0 accumulates its leaves' gradients into shards[k - 1]; shard 0 into .grad.
-struct DataParallel::Shards {
-    std::vector<std::unique_ptr<GradientShard>> buffers;
-};
-
-DataParallel::DataParallel(int threads) : shards_(std::make_unique<Shards>()), threads_(threads) {
+DataParallel::DataParallel(int threads)
+    : shards_(std::make_unique<kernels::GradientShards>()), threads_(threads) {
     if (threads < 1)
         throw Error(fmt::format("DataParallel: threads must be >= 1, got {}", threads));
-    for (int k = 1; k < threads; ++k) shards_->buffers.push_back(std::make_unique<GradientShard>());
     set_num_threads(threads);
     // Each shard runs its own products: BLAS threads would only compete with the shards.
     if (threads > 1) set_blas_threads(1);
@@ -38,8 +33,8 @@ LossOutput DataParallel::forward_backward(const Seq2Seq& model, const Batch& bat
     const int shards = std::max(1, std::min(threads_, sorted.batch_size));
     // Each row goes to the shard with the least work so far (rows in order of decreasing target
     // length, so the longest are placed first and each shard stays sorted). The work of a row
-    // is counted in FLOPs of config (a) (E = H = A = 256, target vocab 6000), forward and
-    // backward: ~2.4 M per source token (the encoder step) and ~13 M per target token (output
+    // is counted in FLOPs of a model with E = H = A = 256 and a target vocabulary of 6000, forward
+    // and backward: ~2.4 M per source token (the encoder step) and ~13 M per target token (output
     // projection 9.2 M, decoder GRU 3.5 M, attention), so cost = source + 5 target tokens.
     // Dealing rows k, k + n, ... instead gave shard 0 the longer row of every pair and left
     // the other thread waiting ~5% of the step.
@@ -59,9 +54,8 @@ LossOutput DataParallel::forward_backward(const Seq2Seq& model, const Batch& bat
 
     std::vector<LossOutput> results(static_cast<size_t>(shards));
     std::vector<double> losses(static_cast<size_t>(shards), 0);
-    parallel_run(shards, [&](int k) {
-        std::optional<GradientShard::Scope> scope;
-        if (k > 0) scope.emplace(*shards_->buffers[size_t(k - 1)]);
+    // each shard on its own thread, its parameter gradients kept apart and then added into .grad
+    shards_->run(shards, [&](int k) {
         Rng shard_rng(seeds[size_t(k)]);
         ThreadRng use(shard_rng);
         LossOutput out = model.forward_loss(parts[size_t(k)], teacher_forcing, label_smoothing);
@@ -71,11 +65,6 @@ LossOutput DataParallel::forward_backward(const Seq2Seq& model, const Batch& bat
         out.loss = Tensor();
         results[size_t(k)] = out;
     });
-    // Σ_k shard k into .grad: every thread adds its own part of the leaves, from every shard.
-    std::vector<GradientShard*> buffers;
-    for (auto& shard : shards_->buffers) buffers.push_back(shard.get());
-    GradientShard::reduce_into_leaves(buffers, threads_);
-
     LossOutput total;
     double loss = 0;
     for (int k = 0; k < shards; ++k) {

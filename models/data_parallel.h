@@ -4,9 +4,9 @@
 // and BLAS gains little from a second thread on them. Splitting the batch instead gives each
 // thread whole sequences: the rows of the batch sorted by target length are dealt to the shards
 // so that each gets about the same work (and stays sorted), and each runs forward_loss and
-// backward on its own graph with single-threaded BLAS, and accumulates its parameter gradients
-// into a GradientShard (autograd/tensor.h); the calling thread (shard 0) writes straight into
-// the parameters' .grad, and the shards are added in afterwards, in a fixed order.
+// backward on its own graph with single-threaded BLAS; kernels::GradientShards
+// (autograd/kernels.h) keeps the parameter gradients of each thread apart and adds them in
+// afterwards, in a fixed order. (The reference build runs the shards one after another.)
 //
 // The loss of the whole batch is the mean over its N real tokens; shard k's forward_loss is the
 // mean over its own n_k tokens, so its backward is seeded with n_k / N:
@@ -18,6 +18,7 @@
 
 #include <memory>
 
+#include "autograd/kernels.h"
 #include "models/seq2seq.h"
 
 namespace seqgrad {
@@ -41,8 +42,7 @@ class DataParallel {
                                 double label_smoothing, Rng& rng);
 
   private:
-    struct Shards;
-    std::unique_ptr<Shards> shards_;
+    std::unique_ptr<kernels::GradientShards> shards_;
     int threads_;
 };
 

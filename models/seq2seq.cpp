@@ -2,21 +2,16 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "autograd/fused_loss.h"
+#include "autograd/kernels.h"
 #include "autograd/ops.h"
 #include "data/vocab.h"
 #include "layers/loss.h"
 
 namespace seqgrad {
 namespace {
-
-// 1 at positions t >= lengths[b] of a [B, S] grid.
-Tensor make_padding_mask(const std::vector<int32_t>& lengths, int64_t S) {
-    Tensor mask = Tensor::zeros({int64_t(lengths.size()), S});
-    for (size_t b = 0; b < lengths.size(); ++b)
-        for (int64_t s = lengths[b]; s < S; ++s) mask.data()[b * S + s] = 1;
-    return mask;
-}
 
 std::unique_ptr<Attention> make_attention(const ModelConfig& c, int64_t key_size, Rng& rng) {
     const int64_t H = c.hidden_size;
@@ -82,7 +77,7 @@ EncodedSource Encoder::forward(const std::vector<int32_t>& source_ids, int64_t B
             reshape(slice(g.final_hidden, 0, 2 * layers_ - 1, 2 * layers_), {B, H});
         out.final_state = tanh(bridge->forward(concat({forward_final, backward_final}, 1)));
     }
-    out.mask = make_padding_mask(lengths, S);
+    out.mask = padding_mask(lengths, S);
     out.lengths = lengths;
     return out;
 }
@@ -112,44 +107,35 @@ Tensor Decoder::project_keys(const Tensor& encoder_outputs) const {
     return attention ? attention->project_keys(encoder_outputs) : Tensor();
 }
 
-Decoder::StepWeights Decoder::step_weights() const {
-    StepWeights w;
-    w.cell_weight_ih = shared_over_steps(cell.weight_ih);
-    w.cell_weight_hh = shared_over_steps(cell.weight_hh);
-    if (attention) {
-        Tensor query_weight = attention->query_weight();
-        if (query_weight.defined()) w.attention_query = shared_over_steps(query_weight);
-    }
-    if (combine) w.combine = shared_over_steps(combine->weight);
-    return w;
-}
-
+// With SEQGRAD_DISABLE=cached_keys the keys are projected again at every step (what the
+// key-only half of the score costs when it is not computed once per source batch).
 Decoder::Step Decoder::step(const Tensor& embedded, const Tensor& hidden, const Tensor& feed,
                             const EncodedSource& source) const {
-    return step(embedded, hidden, feed, source, step_weights());
-}
-
-Decoder::Step Decoder::step(const Tensor& embedded, const Tensor& hidden, const Tensor& feed,
-                            const EncodedSource& source, const StepWeights& w) const {
+    EncodedSource projected;
+    const EncodedSource* src = &source;
+    if (attention && !switches().cached_keys) {
+        projected = source;
+        projected.keys_projected = attention->project_keys(source.outputs);
+        src = &projected;
+    }
     Step s;
     if (attention_kind_ == "bahdanau") {
         // attend with the previous state, then feed the context into the GRU
-        AttentionResult a = attention->forward(hidden, source.outputs, source.keys_projected,
-                                               source.mask, w.attention_query);
-        s.hidden = cell.forward(concat({embedded, a.context}, 1), hidden, Tensor(),
-                                w.cell_weight_ih, w.cell_weight_hh);
+        AttentionResult a =
+            attention->forward(hidden, src->outputs, src->keys_projected, src->mask);
+        s.hidden = cell.forward(concat({embedded, a.context}, 1), hidden);
         s.output_state = s.hidden;
         s.attention_weights = a.weights;
     } else if (attention) {
         // Luong: GRU step first, attend with the new state, ã = tanh(W_c [c; h])
         Tensor input = input_feeding_ ? concat({embedded, feed}, 1) : embedded;
-        s.hidden = cell.forward(input, hidden, Tensor(), w.cell_weight_ih, w.cell_weight_hh);
-        AttentionResult a = attention->forward(s.hidden, source.outputs, source.keys_projected,
-                                               source.mask, w.attention_query);
-        s.output_state = tanh(linear(concat({a.context, s.hidden}, 1), w.combine));
+        s.hidden = cell.forward(input, hidden);
+        AttentionResult a =
+            attention->forward(s.hidden, src->outputs, src->keys_projected, src->mask);
+        s.output_state = tanh(combine->forward(concat({a.context, s.hidden}, 1)));
         s.attention_weights = a.weights;
     } else {
-        s.hidden = cell.forward(embedded, hidden, Tensor(), w.cell_weight_ih, w.cell_weight_hh);
+        s.hidden = cell.forward(embedded, hidden);
         s.output_state = s.hidden;
     }
     return s;
@@ -171,7 +157,7 @@ Seq2Seq::Seq2Seq(const ModelConfig& c, int64_t source_vocab, int64_t target_voca
 EncodedSource Seq2Seq::encode(const Batch& batch) const {
     EncodedSource source =
         encoder.forward(batch.src_ids, batch.batch_size, batch.src_len, batch.src_lengths);
-    source.keys_projected = decoder.project_keys(source.outputs);
+    if (switches().cached_keys) source.keys_projected = decoder.project_keys(source.outputs);
     return source;
 }
 
@@ -194,14 +180,85 @@ LossOutput Seq2Seq::forward_loss(const Batch& batch, double teacher_forcing,
 // are exactly the real target tokens, which go through the output projection in one product.
 LossOutput Seq2Seq::forward_loss(const Batch& batch, const EncodedSource& source,
                                  double teacher_forcing, double label_smoothing) const {
+    const Switches& on = switches();
+    DecodedSteps steps = decode_teacher_forced(batch, source, teacher_forcing);
+    LossOutput result;
+    result.num_tokens = count_targets(steps.targets, Vocab::PAD);
+    if (on.one_projection && on.fused_loss && on.real_tokens) {
+        // [Σ n_t, H], time-major; the projection to the vocabulary and the loss as one op
+        // (autograd/fused_loss.h): the [Σ n_t, V] logits exist once instead of twice
+        const Tensor states = steps.output_states.size() == 1 ? steps.output_states[0]
+                                                              : concat(steps.output_states, 0);
+        result.loss = linear_cross_entropy(
+            decoder.dropout.forward(states), decoder.out.weight, decoder.out.bias, steps.targets,
+            Vocab::PAD, Reduction::mean, real(label_smoothing), &result.num_correct);
+        return result;
+    }
+    // The same loss with some of the optimisations off (autograd/switches.h): a sum over the
+    // real tokens of every step's (or all steps') loss, divided by their number.
+    Tensor total;
+    if (on.one_projection) {
+        total = loss_sum(concat(steps.output_states, 0), steps.targets, label_smoothing,
+                         &result.num_correct);
+    } else {
+        size_t first = 0;
+        for (const Tensor& states : steps.output_states) {
+            const size_t n = size_t(states.size(0));
+            const std::vector<int32_t> targets(steps.targets.begin() + long(first),
+                                               steps.targets.begin() + long(first + n));
+            first += n;
+            Tensor step_loss = loss_sum(states, targets, label_smoothing, &result.num_correct);
+            total = total.defined() ? add(total, step_loss) : step_loss;
+        }
+    }
+    result.loss = mul(total, real(1.0 / double(std::max<int64_t>(result.num_tokens, 1))));
+    return result;
+}
+
+Tensor Seq2Seq::loss_sum(const Tensor& states, const std::vector<int32_t>& targets,
+                         double label_smoothing, int64_t* num_correct) const {
+    Tensor x = states;
+    std::vector<int32_t> kept = targets;
+    if (switches().real_tokens) {  // only the rows of real target tokens reach the projection
+        std::vector<int32_t> rows;
+        kept.clear();
+        for (size_t i = 0; i < targets.size(); ++i)
+            if (targets[i] != Vocab::PAD) rows.push_back(int32_t(i)), kept.push_back(targets[i]);
+        if (rows.size() != targets.size()) x = gather_rows(states, rows);
+    }
+    x = decoder.dropout.forward(x);
+    int64_t correct = 0;
+    Tensor loss;
+    if (switches().fused_loss) {
+        loss = linear_cross_entropy(x, decoder.out.weight, decoder.out.bias, kept, Vocab::PAD,
+                                    Reduction::sum, real(label_smoothing), &correct);
+    } else {
+        const Tensor logits = decoder.out.forward(x);
+        loss =
+            cross_entropy_composed(logits, kept, Vocab::PAD, Reduction::sum, real(label_smoothing));
+        const int64_t V = logits.size(1);
+        for (size_t i = 0; i < kept.size(); ++i) {
+            const real* row = logits.data() + int64_t(i) * V;
+            correct += kept[i] != Vocab::PAD && std::max_element(row, row + V) - row == kept[i];
+        }
+    }
+    *num_correct += correct;
+    return loss;
+}
+
+// The decoder over the batch with teacher forcing: each step's output states and targets.
+Seq2Seq::DecodedSteps Seq2Seq::decode_teacher_forced(const Batch& batch,
+                                                     const EncodedSource& source,
+                                                     double teacher_forcing) const {
     const int64_t B = batch.batch_size, T = batch.tgt_len, H = config_.hidden_size;
-    // row_end[b] = 1 + the last step with a real target in row b; running[t] = n_t.
+    // row_end[b] = 1 + the last step with a real target in row b; running[t] = n_t (all rows
+    // at every step with SEQGRAD_DISABLE=shrink_batch).
     std::vector<int64_t> row_end(size_t(B), 0), running(size_t(T), 0);
     for (int64_t b = 0; b < B; ++b)
         for (int64_t t = 0; t < T; ++t)
             if (batch.tgt_out[size_t(b * T + t)] != Vocab::PAD) row_end[size_t(b)] = t + 1;
     for (int64_t t = 0, n = B; t < T; ++t) {
-        while (n > 0 && row_end[size_t(n - 1)] <= t) --n;
+        while (switches().shrink_batch && n > 0 && row_end[size_t(n - 1)] <= t) --n;
         running[size_t(t)] = n;
     }
 
@@ -209,11 +266,16 @@ LossOutput Seq2Seq::forward_loss(const Batch& batch, const EncodedSource& source
     Tensor hidden = source.final_state;
     Tensor feed = Tensor::zeros({B, H});
     EncodedSource running_source = source;  // views of the first n_t rows
-    std::vector<Tensor> output_states;      // T x [n_t, H]
-    output_states.reserve(size_t(T));
-    const Decoder::StepWeights weights = decoder.step_weights();  // one set for all steps
-    std::vector<int32_t> targets, previous, predicted(size_t(B), Vocab::SOS);
-    targets.reserve(size_t(batch.num_target_tokens));
+    DecodedSteps steps;
+    steps.output_states.reserve(size_t(T));
+    steps.targets.reserve(size_t(batch.num_target_tokens));
+    std::vector<int32_t> previous, predicted(size_t(B), Vocab::SOS);
+    // every step multiplies by these (a kernel may sum each one's gradient over the steps in one
+    // product: autograd/kernels.h)
+    kernels::SharedOverStepsScope shared(
+        {decoder.cell.weight_ih, decoder.cell.weight_hh,
+         decoder.attention ? decoder.attention->query_weight() : Tensor(),
+         decoder.combine ? decoder.combine->weight : Tensor()});
     for (int64_t t = 0; t < T; ++t) {
         const int64_t n = running[size_t(t)];
         if (n == 0) break;
@@ -229,13 +291,13 @@ LossOutput Seq2Seq::forward_loss(const Batch& batch, const EncodedSource& source
         for (int64_t b = 0; b < n; ++b) {
             bool gold = t == 0 || teacher_forcing >= 1 || rng.uniform() < teacher_forcing;
             previous[size_t(b)] = gold ? batch.tgt_in[size_t(b * T + t)] : predicted[size_t(b)];
-            targets.push_back(batch.tgt_out[size_t(b * T + t)]);
+            steps.targets.push_back(batch.tgt_out[size_t(b * T + t)]);
         }
         Tensor embedded = decoder.dropout.forward(decoder.embedding.forward(previous, {n}));
-        Decoder::Step s = decoder.step(embedded, hidden, feed, running_source, weights);
+        Decoder::Step s = decoder.step(embedded, hidden, feed, running_source);
         hidden = s.hidden;
         feed = s.output_state;
-        output_states.push_back(s.output_state);
+        steps.output_states.push_back(s.output_state);
         if (teacher_forcing < 1) {  // the next input may be this step's own prediction
             NoGradGuard no_grad;
             Tensor logits = decoder.out.forward(s.output_state);
@@ -246,17 +308,7 @@ LossOutput Seq2Seq::forward_loss(const Batch& batch, const EncodedSource& source
             }
         }
     }
-    // [Σ n_t, H], time-major; a PAD inside a running row (none from make_batch) is ignored by
-    // the loss.
-    // the projection to the vocabulary and the loss as one op (autograd/fused_loss.h): the
-    // [Σ n_t, V] logits, the largest tensor of the step, exist once instead of twice
-    Tensor states = output_states.size() == 1 ? output_states[0] : concat(output_states, 0);
-    LossOutput result;
-    result.loss = linear_cross_entropy(decoder.dropout.forward(states), decoder.out.weight,
-                                       decoder.out.bias, targets, Vocab::PAD, Reduction::mean,
-                                       real(label_smoothing), &result.num_correct);
-    result.num_tokens = count_targets(targets, Vocab::PAD);
-    return result;
+    return steps;
 }
 
 DecoderState Seq2Seq::initial_state(const EncodedSource& source) const {

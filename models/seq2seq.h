@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "autograd/switches.h"
 #include "data/batching.h"
 #include "layers/attention.h"
 #include "layers/dropout.h"
@@ -77,19 +78,6 @@ class Decoder : public Module {
     struct Step {
         Tensor hidden, output_state, attention_weights;
     };
-    // The weights every step multiplies by. step_weights() wraps each in shared_over_steps
-    // (autograd/ops.h): over a whole sequence, training then sums each one's gradient over the
-    // steps in one product instead of one thin product per step. Without grad mode they are
-    // the parameters themselves.
-    struct StepWeights {
-        Tensor cell_weight_ih, cell_weight_hh;
-        Tensor attention_query;  // attention->query_weight(): undefined for Luong dot/general
-        Tensor combine;          // Luong's W_c, else undefined
-    };
-    StepWeights step_weights() const;
-    Step step(const Tensor& embedded, const Tensor& hidden, const Tensor& feed,
-              const EncodedSource& source, const StepWeights& weights) const;
-    // One step with the parameters themselves (decoding).
     Step step(const Tensor& embedded, const Tensor& hidden, const Tensor& feed,
               const EncodedSource& source) const;
     Tensor project_keys(const Tensor& encoder_outputs) const;
@@ -133,6 +121,18 @@ class Seq2Seq : public Module, public StepModel {
     Rng& rng() const { return rng_; }
 
   private:
+    // The decoder's output states [rows, H] of steps that ran, and their targets.
+    struct DecodedSteps {
+        std::vector<Tensor> output_states;  // one [n_t, H] per step
+        std::vector<int32_t> targets;       // Σ n_t, time-major
+    };
+    DecodedSteps decode_teacher_forced(const Batch& batch, const EncodedSource& source,
+                                       double teacher_forcing) const;
+    // Σ over the real target tokens of the cross-entropy of decoder.out(states) (fused or
+    // composed, autograd/switches.h); num_correct += the argmax hits.
+    Tensor loss_sum(const Tensor& states, const std::vector<int32_t>& targets,
+                    double label_smoothing, int64_t* num_correct) const;
+
     ModelConfig config_;
     int64_t source_vocab_, target_vocab_;
     Rng& rng_;

@@ -6,14 +6,14 @@
 #include <cmath>
 #include <type_traits>
 
-#include "autograd/parallel.h"
+#include "autograd/kernels.h"
 
 namespace seqgrad {
 
 // ‖g‖ = √(Σ g²), accumulated in double (10^6 float squares would lose digits).
 // Each gradient is summed in blocks of kBlock elements, the blocks' sums then added in order:
-// the threads (autograd/parallel.h) share out whole blocks, so the result has the same bits
-// whatever the number of threads.
+// the fast kernels' threads (kernels::for_each_array) share out whole blocks, so the result has the
+// same bits whatever the number of threads.
 double grad_norm(const std::vector<Tensor>& params) {
     constexpr int64_t kBlock = 4096;
     std::vector<const real*> grads;
@@ -51,7 +51,7 @@ double grad_norm(const std::vector<Tensor>& params) {
     };
     using One = std::integral_constant<int, 1>;
     using Four = std::integral_constant<int, 4>;
-    parallel_for_arrays(
+    kernels::for_each_array(
         sizes, 8 * kBlock,
         [&](size_t i, int64_t begin, int64_t end) {
             // the whole blocks of [begin, end) as four interleaved runs, then the rest singly

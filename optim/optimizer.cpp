@@ -8,7 +8,7 @@
 
 #include <map>
 #include <set>
-#include "autograd/parallel.h"
+#include "autograd/kernels.h"
 
 namespace seqgrad {
 
@@ -54,7 +54,7 @@ void Optimizer::zero_grad() {
         grads.push_back(p.mutable_grad_data());
         sizes.push_back(p.numel());
     }
-    parallel_for_arrays(sizes, kParallelGrain, [&](size_t i, int64_t begin, int64_t end) {
+    kernels::for_each_array(sizes, kParallelGrain, [&](size_t i, int64_t begin, int64_t end) {
         std::memset(grads[i] + begin, 0, sizeof(real) * size_t(end - begin));
     });
 }

@@ -46,9 +46,8 @@ class Optimizer {
     void zero_grad();
     // step(grad_scale) then zero_grad(), in one pass: each gradient value is zeroed where the
     // update has just read it. The optimizer's passes are memory-bound, and zero_grad's own pass
-    // writes every gradient once more (config (a) of bench/train_throughput: ~2 ms of a ~93 ms
-    // step with 2 threads). A training loop that zeroes once before its first step can use it
-    // in place of the zero_grad() at the top of every later step.
+    // writes every gradient once more. A training loop that zeroes once before its first step can
+    // use it in place of the zero_grad() at the top of every later step.
     void step_and_zero_grad(double grad_scale = 1);
 
     double lr() const { return lr_; }
@@ -68,9 +67,9 @@ class Optimizer {
     void load_state(const NamedTensors& tensors, const nlohmann::json& state);
 
   protected:
-    // Parameters of at least this many elements are cut between threads in the update loops
-    // (autograd/parallel.h); smaller ones go whole to one thread: 32K floats = 128 KB, enough
-    // work to be worth a share of a worker's wake-up (~10 µs).
+    // Parameters of at least this many elements may be cut between threads in the update loops
+    // (kernels::for_each_array, autograd/kernels.h); smaller ones go whole to one thread: 32K
+    // floats = 128 KB, enough work to be worth a share of a worker's wake-up (~10 µs).
     static constexpr int64_t kParallelGrain = int64_t(1) << 15;
 
     // Declares a per-parameter buffer ("exp_avg"...): one zero tensor per parameter.

@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-#include "autograd/parallel.h"
+#include "autograd/kernels.h"
 
 namespace seqgrad {
 
@@ -71,7 +71,7 @@ void SGD::update(real grad_scale, bool zero_grads) {
         sizes.push_back(p.numel());
     }
     // memory-bound: cut between the threads, as Adam's
-    parallel_for_arrays(sizes, kParallelGrain, [&](size_t i, int64_t begin, int64_t end) {
+    kernels::for_each_array(sizes, kParallelGrain, [&](size_t i, int64_t begin, int64_t end) {
         const int64_t n = end - begin;
         real* g = arrays[i].g + begin;
         real* w = arrays[i].w + begin;

@@ -4,10 +4,22 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
 #include "autograd/gradcheck.h"
 #include "autograd/ops.h"
 
 namespace seqgrad::testing {
+
+// max_i |a_i − b_i| (the two the same size)
+inline double max_abs_difference(const std::vector<real>& a, const std::vector<real>& b) {
+    REQUIRE(a.size() == b.size());
+    double m = 0;
+    for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(double(a[i]) - double(b[i])));
+    return m;
+}
 
 // A tensor of values uniform in [lo, hi) from a seeded generator.
 inline Tensor random_tensor(const Shape& shape, uint64_t seed, bool requires_grad = true,

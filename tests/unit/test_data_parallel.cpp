@@ -4,6 +4,7 @@
 #include <cmath>
 #include <thread>
 
+#include "batch_util.h"
 #include "data/vocab.h"
 #include "models/data_parallel.h"
 #include "test_util.h"
@@ -22,23 +23,8 @@ ModelConfig small_config(const std::string& attention) {
     return c;
 }
 
-// 7 pairs of mixed lengths, in an order that is NOT sorted by target length.
 Batch mixed_batch() {
-    std::vector<EncodedPair> pairs;
-    Rng rng(3);
-    const int target_lengths[] = {2, 5, 3, 5, 1, 4, 2};
-    const int source_lengths[] = {4, 2, 6, 3, 5, 1, 2};
-    for (int i = 0; i < 7; ++i) {
-        EncodedPair p;
-        for (int s = 0; s < source_lengths[i] - 1; ++s)
-            p.source.push_back(4 + int32_t(rng.below(9)));
-        p.source.push_back(Vocab::EOS);
-        for (int t = 0; t < target_lengths[i] - 1; ++t)
-            p.target.push_back(4 + int32_t(rng.below(9)));
-        p.target.push_back(Vocab::EOS);
-        pairs.push_back(p);
-    }
-    return make_batch(pairs, {0, 1, 2, 3, 4, 5, 6});
+    return testing::mixed_length_batch(3);
 }
 
 std::vector<std::vector<real>> gradients(const Seq2Seq& model) {
@@ -140,79 +126,6 @@ TEST_CASE("data parallel: with dropout and sampling, a run is reproducible for a
     CHECK(a.first == b.first);
     CHECK(max_difference(a.second, b.second) == 0);
     CHECK(std::isfinite(a.first));
-}
-
-TEST_CASE("gradient shards: two threads accumulate into one leaf without a race") {
-    Tensor w = Tensor::full({1000}, 1, true);
-    GradientShard shard_a, shard_b;
-    auto work = [&](GradientShard& shard, real scale) {
-        GradientShard::Scope scope(shard);
-        for (int i = 0; i < 50; ++i) sum(mul(w, scale)).backward();  // dw += scale, 50 times
-    };
-    std::thread a(work, std::ref(shard_a), real(1));
-    std::thread b(work, std::ref(shard_b), real(2));
-    a.join();
-    b.join();
-    CHECK(!w.has_grad());  // nothing reached the leaf yet
-    CHECK(!shard_a.empty());
-    shard_a.reduce_into_leaves();
-    shard_b.reduce_into_leaves();
-    CHECK(shard_a.empty());
-    const std::vector<real> g = w.grad().to_vector();
-    for (real x : g) CHECK(x == doctest::Approx(150.0));
-    // on two threads: two leaves, each element in one part, give the same sums
-    Tensor v = Tensor::full({10}, 1, true);
-    Tensor w2 = Tensor::full({30}, 1, true);
-    GradientShard shard_c;
-    {
-        GradientShard::Scope scope(shard_c);
-        (sum(v) + sum(mul(w2, real(3)))).backward();
-    }
-    CHECK(!shard_c.empty());
-    GradientShard::reduce_into_leaves({&shard_c}, 2);
-    CHECK(shard_c.empty());
-    CHECK(v.grad().to_vector()[9] == doctest::Approx(1.0));
-    CHECK(w2.grad().to_vector()[29] == doctest::Approx(3.0));
-    // reduced buffers are zeroed: a second reduce adds nothing
-    shard_a.reduce_into_leaves();
-    CHECK(w.grad().to_vector()[0] == doctest::Approx(150.0));
-}
-
-TEST_CASE("gradient shards: a reduce on several threads adds every element of every shard once") {
-    // Two shards that met the leaves in opposite orders; `table` is written densely by one
-    // shard and by rows (an embedding) in the other, and `big` carries most of the work, so
-    // the cut into parts falls inside it (between rows). Whatever the cut, each element must
-    // receive each shard's value exactly once: a row given to two parts would be added twice,
-    // one given to none would be missing.
-    Tensor a = Tensor::full({100}, 1, true), big = Tensor::full({50, 7}, 1, true);
-    Tensor table = Tensor::full({40, 3}, 1, true);
-    for (int threads : {2, 3, 5}) {
-        GradientShard x, y;
-        {
-            GradientShard::Scope scope(x);
-            sum(mul(a, real(2))).backward();  // a first
-            sum(mul(big, real(3))).backward();
-            sum(mul(table, real(0.5))).backward();
-        }
-        {
-            GradientShard::Scope scope(y);
-            sum(mul(big, real(5))).backward();  // big first
-            sum(embedding(table, {3, 39, 3, 0}, {4}, -1)).backward();
-            sum(mul(a, real(7))).backward();
-        }
-        a.zero_grad();
-        big.zero_grad();
-        table.zero_grad();
-        GradientShard::reduce_into_leaves({&x, &y}, threads);
-        CHECK(x.empty());
-        CHECK(y.empty());
-        for (real g : a.grad().to_vector()) CHECK(g == 9.0);
-        for (real g : big.grad().to_vector()) CHECK(g == 8.0);
-        const std::vector<real> t = table.grad().to_vector();
-        for (int64_t r = 0; r < 40; ++r)
-            for (int64_t j = 0; j < 3; ++j)
-                CHECK(t[size_t(r * 3 + j)] == 0.5 + (r == 3 ? 2 : r == 39 || r == 0 ? 1 : 0));
-    }
 }
 
 TEST_CASE("data parallel: errors name the problem") {

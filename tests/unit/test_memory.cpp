@@ -1,6 +1,5 @@
-// Memory: the buffer pool's size classes, gradient shards that hold only the pages a step wrote,
-// and the output projection fused with the loss (one [N, V] buffer instead of two) — each
-// giving exactly the numbers of the plain version.
+// Memory: the buffer pool's size classes and the output projection fused with the loss (one [N, V]
+// buffer instead of two) — each giving exactly the numbers of the plain version.
 #include <unistd.h>
 
 #include <cmath>
@@ -13,18 +12,8 @@
 
 using namespace seqgrad;
 using seqgrad::testing::expect_gradcheck;
+using seqgrad::testing::max_abs_difference;
 using seqgrad::testing::random_tensor;
-
-namespace {
-
-double max_abs_difference(const std::vector<real>& a, const std::vector<real>& b) {
-    REQUIRE(a.size() == b.size());
-    double m = 0;
-    for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(double(a[i]) - double(b[i])));
-    return m;
-}
-
-}  // namespace
 
 TEST_CASE("buffer pool: one size class per power of two, and a cached class above serves") {
     real* first;
@@ -47,80 +36,6 @@ TEST_CASE("buffer pool: one size class per power of two, and a cached class abov
     CHECK(buffer_pool_stats().system_allocations == allocations);
     Buffer d(2048);
     CHECK(d.data() == first);
-}
-
-TEST_CASE("gradient shard: an embedding table's shard holds only the rows a step wrote") {
-    const int64_t V = 3000, E = 64;
-    Tensor table = random_tensor({V, E}, 1);
-    Tensor reference = Tensor::from_vector(table.shape(), table.to_vector(), true);
-    Tensor upstream = random_tensor({6, E}, 2, false);
-    const std::vector<std::vector<int32_t>> steps{{5, 17, 5, 2999, 0, 1200},
-                                                  {7, 7, 1500, 42, 2999, 3}};
-    GradientShard shard;
-    for (const auto& ids : steps) {
-        {
-            GradientShard::Scope scope(shard);
-            sum(mul(embedding(table, ids, {6}, -1), upstream)).backward();
-        }
-        sum(mul(embedding(reference, ids, {6}, -1), upstream)).backward();
-        // at most 6 rows (capacity rounds up to 8), not the table's 1.5 MB
-        CHECK(shard.resident_bytes() >= 5 * E * int64_t(sizeof(real)));
-        CHECK(shard.resident_bytes() <= 8 * E * int64_t(sizeof(real)));
-        if (&ids == &steps[0]) CHECK(!table.has_grad());  // nothing reached the leaf yet
-        shard.reduce_into_leaves();
-        CHECK(shard.empty());
-        CHECK(max_abs_difference(table.grad().to_vector(), reference.grad().to_vector()) == 0);
-    }
-    // Rows written twice in a step accumulate, and nothing of the first step is left over.
-    const std::vector<real> g = table.grad().to_vector();
-    for (int64_t j = 0; j < E; ++j) {
-        CHECK(g[size_t(7 * E + j)] == upstream.data()[j] + upstream.data()[E + j]);
-        CHECK(g[size_t(17 * E + j)] == upstream.data()[E + j]);
-    }
-}
-
-TEST_CASE("gradient shard: rows and then the whole gradient of one leaf in one step") {
-    // An embedding writes rows, then an op asks for the whole gradient (a tied output
-    // projection would): the rows held so far must end up in the whole gradient, once.
-    Tensor table = random_tensor({50, 4}, 4);
-    Tensor reference = Tensor::from_vector(table.shape(), table.to_vector(), true);
-    Tensor upstream = random_tensor({3, 4}, 5, false);
-    auto backward = [&](const Tensor& t) {  // rows first, then the whole gradient
-        sum(mul(embedding(t, {9, 2, 9}, {3}, -1), upstream)).backward();
-        sum(mul(t, t)).backward();
-    };
-    GradientShard shard;
-    {
-        GradientShard::Scope scope(shard);
-        backward(table);
-    }
-    shard.reduce_into_leaves();
-    backward(reference);
-    CHECK(max_abs_difference(table.grad().to_vector(), reference.grad().to_vector()) < 1e-15);
-    CHECK(shard.resident_bytes() >= 50 * 4 * int64_t(sizeof(real)));
-}
-
-TEST_CASE("gradient shard: a dense large leaf stays exact over steps") {
-    Tensor w = random_tensor({300, 200}, 3);  // 480 kB of doubles, every element written
-    Tensor reference = Tensor::from_vector(w.shape(), w.to_vector(), true);
-    GradientShard shard_a, shard_b;
-    for (int step = 0; step < 3; ++step) {
-        Tensor x = random_tensor({300, 200}, 10 + uint64_t(step), false);
-        auto work = [&](GradientShard& shard, real scale) {
-            GradientShard::Scope scope(shard);
-            sum(mul(mul(w, x), scale)).backward();
-        };
-        std::thread a(work, std::ref(shard_a), real(1));
-        std::thread b(work, std::ref(shard_b), real(-0.5));
-        a.join();
-        b.join();
-        GradientShard::reduce_into_leaves({&shard_a}, 2);  // on two threads, as DataParallel does
-        shard_b.reduce_into_leaves();
-        CHECK(shard_a.resident_bytes() >= 300 * 200 * int64_t(sizeof(real)));
-        sum(mul(mul(reference, x), real(1))).backward();
-        sum(mul(mul(reference, x), real(-0.5))).backward();
-        CHECK(max_abs_difference(w.grad().to_vector(), reference.grad().to_vector()) < 1e-12);
-    }
 }
 
 TEST_CASE("linear_cross_entropy equals cross_entropy(linear(...)) in value and gradient") {

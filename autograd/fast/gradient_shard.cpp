@@ -1,28 +1,27 @@
-// GradientShard (declared in autograd/tensor.h): per-thread gradient buffers of the leaves, for
-// data-parallel steps (models/data_parallel.h).
+// GradientShard (autograd/fast/gradient_shard.h): per-thread gradient buffers of the leaves, for
+// data-parallel steps (models/data_parallel.h), and the fast kernels that use them.
 //
 // A shard holds a leaf's gradient in one of two forms:
 // - dense: the whole gradient, zero-filled, once an op asks for it (Node::grad_data), as every
 //   product's dW does;
 // - rows: only the rows written one at a time (Node::grad_row_data), as the embedding's
-//   scatter-add does. A step of config (a) writes ~140 of 6000 rows of the target embedding
-//   table, so the shard holds those (about 140 KB), not the table (6 MB).
+//   scatter-add does: a step writes a few hundred rows of a target embedding table of
+//   thousands, so the shard holds those, not the table.
 // A leaf asked for both in one step becomes dense (its rows are added into the dense buffer).
-//
-// Why rows and not pages: the shards of large leaves were once their own memory mappings whose
-// untouched pages stayed unmaterialised, with the written ones handed back to the kernel after
-// each reduce (MADV_DONTNEED). That kept memory as low, but every step page-faulted the
-// embedding rows in again (~500 faults with zero-filled pages, and a TLB shootdown per madvise):
-// on config (a) with 2 threads the worker's shard finished ~3 ms after the caller's, on every
-// step (bench/train_throughput, instrumented).
+// Why rows and not memory pages: docs/performance.md, rung 14.
+#include "autograd/fast/gradient_shard.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
+#include <memory>
+#include <optional>
+
+#include "autograd/fast/kernels.h"
 #include "autograd/parallel.h"
-#include "autograd/tensor.h"
 
 namespace seqgrad {
 
@@ -41,7 +40,7 @@ struct GradientShard::Entry {
     std::vector<real> row_values;
     bool dirty = false;  // written since the last reduce
 
-    // dense += the rows held, which are then dropped
+    // dense += the rows kept, which are then dropped
     void fold_rows_into_dense() {
         for (size_t s = 0; s < written_rows.size(); ++s) {
             real* row = dense.data() + int64_t(written_rows[s]) * width;
@@ -217,6 +216,36 @@ int64_t GradientShard::resident_bytes() const {
 
 GradientShard* GradientShard::installed() {
     return g_shard;
+}
+
+// ---- the fast kernels (autograd/kernels.h) -------------------------------------------------
+
+real* kernels::fast::leaf_grad_elsewhere(Node& leaf) {
+    return g_shard ? g_shard->buffer(leaf) : nullptr;
+}
+real* kernels::fast::leaf_grad_row_elsewhere(Node& leaf, int64_t row) {
+    return g_shard ? g_shard->row_buffer(leaf, row) : nullptr;
+}
+
+// Shard k > 0 accumulates its leaves' gradients into shards[k - 1]; shard 0 into .grad.
+struct kernels::GradientShards::State {
+    std::vector<std::unique_ptr<GradientShard>> shards;
+};
+
+kernels::GradientShards::GradientShards() : state_(std::make_unique<State>()) {}
+kernels::GradientShards::~GradientShards() = default;
+
+void kernels::GradientShards::run(int count, const std::function<void(int)>& task) {
+    auto& shards = state_->shards;
+    while (int(shards.size()) < count - 1) shards.push_back(std::make_unique<GradientShard>());
+    parallel_run(count, [&](int k) {
+        std::optional<GradientShard::Scope> scope;
+        if (k > 0) scope.emplace(*shards[size_t(k - 1)]);
+        task(k);
+    });
+    std::vector<GradientShard*> used;
+    for (int k = 1; k < count; ++k) used.push_back(shards[size_t(k - 1)].get());
+    GradientShard::reduce_into_leaves(used, num_threads());
 }
 
 }  // namespace seqgrad

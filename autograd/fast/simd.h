@@ -1,4 +1,4 @@
-// 8-lane float arithmetic for the fused kernels (internal to autograd/ops_fused_*.cpp).
+// 8-lane float arithmetic for the fast row kernels (autograd/fast/vector_kernels.h).
 //
 // A loop calling std::exp or std::tanh is not vectorised without -ffast-math, and the fused GRU
 // cell, cross-entropy and attention spend most of their non-GEMM time there. GCC/Clang vector

@@ -1,4 +1,4 @@
-// The small-M kernel C = alpha A Bᵀ + beta C (autograd/gemm_kernels.h), in both precisions,
+// The small-M kernel C = alpha A Bᵀ + beta C (autograd/fast/gemm_kernels.h), in both precisions,
 // and gemm() on both sides of the size where it hands x Wᵀ to that kernel instead of BLAS.
 // Reference: the naive triple loop in long double.
 //
@@ -11,8 +11,8 @@
 #include <limits>
 #include <vector>
 
+#include "autograd/fast/gemm_kernels.h"
 #include "autograd/gemm.h"
-#include "autograd/gemm_kernels.h"
 #include "autograd/parallel.h"
 #include "test_util.h"
 

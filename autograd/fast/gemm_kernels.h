@@ -1,5 +1,5 @@
-// Small-M matrix products C = alpha A Bᵀ + beta C (internal to autograd/gemm.cpp; the unit tests
-// include it to check both precisions).
+// Small-M matrix products C = alpha A Bᵀ + beta C (internal to autograd/fast/gemm.cpp; the unit
+// tests include it to check both precisions).
 //
 // Why this exists. A decoder step multiplies a handful of rows — M = 1 for greedy decoding of
 // one sentence, M = 5 for beam 5 — by weight matrices stored [out, in] (PyTorch's Linear and

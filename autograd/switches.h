@@ -1,0 +1,54 @@
+// Switches: every environment variable seqgrad reads is read here, once, and nowhere else.
+//
+//   SEQGRAD_DISABLE=name,name,...   turns optimisations off, to measure what each one buys
+//                                   (docs/performance.md, bench/ladder.sh). Names:
+//     fused_gru       the GRU layers run the composed cell (gru_cell_composed) per step
+//     fused_attention attention runs the composed scores and context (batched matmuls)
+//     fused_loss      the loss is cross_entropy_composed(linear(...)) instead of
+//                     linear_cross_entropy
+//     real_tokens     the decoder keeps every row of the padded batch at every step and the
+//                     loss skips padding by ignore_index (implies shrink_batch)
+//     one_projection  the output projection and the loss run once per decoder step instead
+//                     of once after the recurrence
+//     cached_keys     the attention keys are projected again at every decoder step
+//     shrink_batch    the decoder does not drop finished rows (steps run on the whole batch)
+//     shared_steps    a recurrence's weight gradient is one product per step (fast kernels)
+//     packed          thin products do not use weights packed once per sequence (fast kernels)
+//     small_m         products of <= 8 rows go to BLAS, not the small-M kernel (fast kernels)
+//     buffer_pool     every buffer comes from the system allocator
+//   SEQGRAD_NO_PACKED=1      the same as SEQGRAD_DISABLE=packed (kept for old scripts)
+//   SEQGRAD_GEMM_PROFILE=1   times every product by shape (fast kernels) and prints a table to
+//                            stderr at exit
+//
+// An unknown name in SEQGRAD_DISABLE is an error naming it and the known names.
+#pragma once
+
+namespace seqgrad {
+
+struct Switches {
+    bool fused_gru = true;
+    bool fused_attention = true;
+    bool fused_loss = true;
+    bool real_tokens = true;
+    bool one_projection = true;
+    bool cached_keys = true;
+    bool shrink_batch = true;
+    bool shared_steps = true;
+    bool packed = true;
+    bool small_m = true;
+    bool buffer_pool = true;
+    bool gemm_profile = false;
+};
+
+// The switches of this process: read from the environment at the first call.
+// Throws seqgrad::Error on an unknown name in SEQGRAD_DISABLE.
+const Switches& switches();
+
+// The switches a SEQGRAD_DISABLE value turns off (nullptr: none). Throws seqgrad::Error naming an
+// unknown name and the known ones.
+Switches parse_disabled(const char* comma_separated_names);
+// Replaces the process's switches (for tests that compare the variants). Layers read theirs when
+// they are constructed; not to be called while other threads run ops.
+void set_switches(const Switches& s);
+
+}  // namespace seqgrad
