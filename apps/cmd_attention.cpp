@@ -7,6 +7,7 @@
 #include "apps/attention_report.h"
 #include "apps/commands.h"
 #include "apps/plot.h"
+#include "data/file_io.h"
 #include "apps/run_args.h"
 #include "autograd/tensor.h"
 #include "data/utf8.h"
@@ -113,11 +114,11 @@ int cmd_attention(const Argv& argv) {
 
     const std::string title = fmt::format("{} attention: \"{}\" -> \"{}\"", kind, sentence, t.text);
     const std::string svg_path = args.get("out", run_dir + "/attention.svg");
-    plot::write_file_atomic(svg_path, plot::heatmap_svg(attention_heatmap(
+    write_file_atomically(svg_path, plot::heatmap_svg(attention_heatmap(
                                           source_labels, output_labels, weights, title)));
     fmt::print("\nheatmap written to {}\n", svg_path);
     if (args.has("csv")) {
-        plot::write_file_atomic(args.get("csv"),
+        write_file_atomically(args.get("csv"),
                                 attention_csv(source_labels, output_labels, weights));
         fmt::print("weights written to {}\n", args.get("csv"));
     }

@@ -11,6 +11,7 @@
 #include "apps/args.h"
 #include "apps/commands.h"
 #include "apps/plot.h"
+#include "data/file_io.h"
 #include "apps/run_args.h"
 #include "autograd/tensor.h"
 #include "data/accuracy.h"
@@ -62,6 +63,7 @@ std::string describe_pipeline(const DataConfig& d) {
 std::vector<SentencePair> load_test_set(const Args& args, const Config& c, std::string& origin) {
     CorpusOptions options;
     options.source_column = c.data.source_column;
+    options.columns = size_t(c.data.columns);
     options.on_bad_line = on_bad_line_from_string(c.data.bad_lines);
     auto read = [&](const std::string& path) {
         CorpusReadResult r = read_parallel_corpus(path, options);
@@ -176,7 +178,7 @@ int cmd_eval(const Argv& argv) {
         args.get("out", fmt::format("{}/hyps.{}.beam{}.txt", run_dir, used, options.beam_size));
     std::string text;
     for (const std::string& h : hypotheses) text += h + "\n";
-    plot::write_file_atomic(out, text);
+    write_file_atomically(out, text);
     fmt::print("hypotheses written to {}\n", out);
     return 0;
 }

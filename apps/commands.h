@@ -9,6 +9,7 @@
 
 namespace seqgrad {
 
+struct TrainSummary;
 using Argv = std::vector<std::string>;
 
 int cmd_train(const Argv& args);
@@ -33,5 +34,7 @@ std::string format_score_only(double score, int width);
 
 // Redraws RUN_DIR/loss.svg from RUN_DIR/metrics.jsonl.
 void write_loss_plot(const std::string& run_dir);
+// train: the line printed at the end of a run (no validation loss when none ran).
+std::string train_summary_line(const TrainSummary& summary);
 
 }  // namespace seqgrad

@@ -29,7 +29,7 @@ nlohmann::json metadata_json(const SafetensorsFile& file, const std::string& key
     if (it == file.metadata.end()) return fallback;
     try {
         return nlohmann::json::parse(it->second);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for 1e400
         throw Error(fmt::format("{}: metadata '{}' is not valid JSON ({})", file.path, key,
                                 without_exception_id(e.what())));
     }
