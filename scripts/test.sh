@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
-# The whole test suite: a release build (-O2) running every test through ctest, then a
-# sanitizer build (address + undefined) running the unit tests. Exits non-zero on any failure.
+# The whole test suite: a release build (-O2) running every test through ctest; the installed
+# package built against by examples/ in float and double (scripts/install_example.sh); every
+# libFuzzer harness for SEQGRAD_FUZZ_SECONDS (default 60) each, two at a time (scripts/fuzz.sh,
+# clang); then a sanitizer build (address + undefined) running the unit tests. Exits non-zero on
+# any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$jobs"
 ctest --test-dir build --output-on-failure -j"$jobs"
+bash scripts/install_example.sh build
+bash scripts/fuzz.sh "${SEQGRAD_FUZZ_SECONDS:-60}"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DSEQGRAD_SANITIZE=ON -DSEQGRAD_BUILD_BENCH=OFF >/dev/null
 cmake --build build-asan -j"$jobs" --target unit_tests
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \

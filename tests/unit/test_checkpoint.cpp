@@ -619,9 +619,9 @@ TEST_CASE("load_parameters says exactly what differs and copies nothing on a mis
     SUBCASE("wrong shapes") {
         TinyModel smaller_vocab(5, 4, 2);
         expect_mismatch(smaller_vocab,
-                        {"encoder.embed.weight: checkpoint has [4,6], model expects [4,5]",
-                         "out.weight: checkpoint has [6,4], model expects [5,4]",
-                         "out.bias: checkpoint has [6], model expects [5]"});
+                        {"encoder.embed.weight: given [4,6], model expects [4,5]",
+                         "out.weight: given [6,4], model expects [5,4]",
+                         "out.bias: given [6], model expects [5]"});
     }
     SUBCASE("missing parameters") {
         TinyModel bigger(6, 4, 2, /*with_extra=*/true);

@@ -12,22 +12,13 @@
 #include <string>
 
 #include "data/file_io.h"
+#include "temp_dir.h"
 
 using namespace seqgrad;
+using seqgrad::testing::TempDir;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        path = fs::temp_directory_path() / ("seqgrad_test_file_io_" + std::to_string(::getpid()));
-        fs::remove_all(path);
-        fs::create_directories(path);
-    }
-    ~TempDir() { fs::remove_all(path); }
-    std::string file(const std::string& name) const { return (path / name).string(); }
-};
 
 std::string slurp(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
@@ -49,7 +40,7 @@ pid_t dead_pid() {
 }  // namespace
 
 TEST_CASE("write_file_atomically writes, replaces, leaves no temporary, and reports failures") {
-    TempDir dir;
+    TempDir dir("file_io");
     const std::string path = dir.file("plot.svg");
     write_file_atomically(path, "first");
     CHECK(slurp(path) == "first");
@@ -68,7 +59,7 @@ TEST_CASE("write_file_atomically writes, replaces, leaves no temporary, and repo
 }
 
 TEST_CASE("the temporary name carries the pid; an uncommitted AtomicFile leaves nothing") {
-    TempDir dir;
+    TempDir dir("file_io");
     const std::string path = dir.file("config.json");
     CHECK(temporary_name(path) == path + ".tmp-" + std::to_string(::getpid()));
     write_file_atomically(path, "old");
@@ -83,7 +74,7 @@ TEST_CASE("the temporary name carries the pid; an uncommitted AtomicFile leaves 
 }
 
 TEST_CASE("remove_stale_temporaries removes a dead writer's temporaries and keeps the rest") {
-    TempDir dir;
+    TempDir dir("file_io");
     const std::string dead = dir.file("last.safetensors.tmp-" + std::to_string(dead_pid()));
     const std::string alive = dir.file("best.safetensors.tmp-" + std::to_string(::getpid()));
     const std::string other = dir.file("notes.tmp-abc");

@@ -15,22 +15,13 @@
 #include "models/metrics_log.h"
 #include "models/run_lock.h"
 #include "models/trainer.h"
+#include "temp_dir.h"
 
 using namespace seqgrad;
+using seqgrad::testing::TempDir;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        path = fs::temp_directory_path() / ("seqgrad_test_run_dir_" + std::to_string(::getpid()));
-        fs::remove_all(path);
-        fs::create_directories(path);
-    }
-    ~TempDir() { fs::remove_all(path); }
-    std::string file(const std::string& name) const { return (path / name).string(); }
-};
 
 std::vector<std::string> lines_of(const std::string& path) {
     std::ifstream in(path);
@@ -42,7 +33,7 @@ std::vector<std::string> lines_of(const std::string& path) {
 }  // namespace
 
 TEST_CASE("a second writer of a run directory is refused at once, naming the directory and pid") {
-    TempDir dir;
+    TempDir dir("run_dir");
     const std::string run = dir.path.string();
     {
         RunDirLock first(run);
@@ -61,7 +52,7 @@ TEST_CASE("a second writer of a run directory is refused at once, naming the dir
 }
 
 TEST_CASE("the lock of a process that died is free: the kernel drops it") {
-    TempDir dir;
+    TempDir dir("run_dir");
     const std::string run = dir.path.string();
     int pipe_fds[2];
     REQUIRE(::pipe(pipe_fds) == 0);
@@ -95,7 +86,7 @@ TEST_CASE("a metrics record that cannot be written is an error naming the file")
 }
 
 TEST_CASE("resuming cuts metrics.jsonl after the checkpoint's step: no record twice") {
-    TempDir dir;
+    TempDir dir("run_dir");
     const std::string path = dir.file("metrics.jsonl");
     {
         MetricsLog log = MetricsLog::create(path);
@@ -132,7 +123,7 @@ TEST_CASE("resuming cuts metrics.jsonl after the checkpoint's step: no record tw
 }
 
 TEST_CASE("a second Ctrl-C exits with status 130, after the write in progress") {
-    TempDir dir;
+    TempDir dir("run_dir");
     const std::string marker = dir.file("written");
     pid_t child = ::fork();
     if (child == 0) {
