@@ -11,7 +11,6 @@
 #include "apps/args.h"
 #include "apps/commands.h"
 #include "apps/plot.h"
-#include "data/file_io.h"
 #include "apps/run_args.h"
 #include "autograd/tensor.h"
 #include "data/accuracy.h"
@@ -19,6 +18,7 @@
 #include "data/chrf.h"
 #include "data/corpus.h"
 #include "data/dates.h"
+#include "data/file_io.h"
 #include "models/run.h"
 #include "models/translator.h"
 

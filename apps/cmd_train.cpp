@@ -8,8 +8,8 @@
 #include "apps/args.h"
 #include "apps/commands.h"
 #include "apps/plot.h"
-#include "data/file_io.h"
 #include "autograd/tensor.h"
+#include "data/file_io.h"
 #include "models/trainer.h"
 
 namespace seqgrad {
@@ -53,8 +53,8 @@ void write_loss_plot(const std::string& run_dir) {
 }
 
 std::string train_summary_line(const TrainSummary& s) {
-    std::string line = fmt::format("{} steps, {} epochs in {:.1f}s", s.steps, s.epochs_completed,
-                                   s.seconds);
+    std::string line =
+        fmt::format("{} steps, {} epochs in {:.1f}s", s.steps, s.epochs_completed, s.seconds);
     if (std::isfinite(s.best_valid_loss))
         line += fmt::format("; best validation loss {:.4f} (ppl {:.2f})", s.best_valid_loss,
                             std::exp(s.best_valid_loss));

@@ -27,8 +27,8 @@ std::vector<std::string> read_utf8_lines(std::istream& in, const std::string& na
 // bleu: everything `seqgrad bleu ARGS` prints for the hypotheses on `hypotheses`.
 std::string bleu_command_output(const Argv& args, std::istream& hypotheses);
 // bleu: throws seqgrad::Error naming both counts and files when they differ.
-void check_line_counts(const std::string& hyp_name, size_t hyp_lines,
-                       const std::string& ref_name, size_t ref_lines);
+void check_line_counts(const std::string& hyp_name, size_t hyp_lines, const std::string& ref_name,
+                       size_t ref_lines);
 // bleu --score-only: the score with `width` decimals, e.g. "48.5" for width 1.
 std::string format_score_only(double score, int width);
 

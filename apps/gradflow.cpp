@@ -10,9 +10,9 @@
 #include <tuple>
 
 #include "apps/plot.h"
-#include "data/file_io.h"
 #include "autograd/ops.h"
 #include "data/dates.h"
+#include "data/file_io.h"
 #include "data/vocab.h"
 #include "layers/attention.h"
 #include "models/run.h"

@@ -5,7 +5,6 @@
 // margins are generous enough that the estimate being a little off never cuts text.
 #include "apps/plot.h"
 
-
 #include <algorithm>
 #include <array>
 #include <cmath>

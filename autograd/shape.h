@@ -33,7 +33,7 @@ class Shape {
     int64_t operator[](int dim) const { return dims_[normalize_dim(dim)]; }
     int64_t& at(int dim) { return dims_[normalize_dim(dim)]; }
     int normalize_dim(int dim) const;  // throws on out-of-range dims
-    void push_back(int64_t size);  // throws on a negative size or when the invariant breaks
+    void push_back(int64_t size);      // throws on a negative size or when the invariant breaks
     Shape without_dim(int dim) const;
     Shape with_dim(int dim, int64_t size) const;  // replaces the size of `dim`
     std::string str() const;                      // "[32,256]"

@@ -37,8 +37,9 @@ std::string parse_line(std::string_view line, int source_column, size_t expected
         std::string problem = std::to_string(found) + " tab-separated columns, expected " +
                               std::to_string(expected_columns);
         if (found > expected_columns)
-            problem += " (a tab inside a sentence? if every line has extra metadata columns, set "
-                       "data.columns to their number)";
+            problem +=
+                " (a tab inside a sentence? if every line has extra metadata columns, set "
+                "data.columns to their number)";
         return problem;
     }
     const std::string_view columns[2] = {

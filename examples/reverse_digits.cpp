@@ -24,7 +24,8 @@ constexpr int64_t kVocab = kFirstDigit + 10;
 EncodedPair random_pair(Rng& rng) {
     EncodedPair pair;
     const int length = 3 + int(rng.uniform(0, 4));  // 3..6 digits
-    for (int i = 0; i < length; ++i) pair.source.push_back(kFirstDigit + int32_t(rng.uniform(0, 10)));
+    for (int i = 0; i < length; ++i)
+        pair.source.push_back(kFirstDigit + int32_t(rng.uniform(0, 10)));
     pair.target.assign(pair.source.rbegin(), pair.source.rend());
     pair.target.push_back(Vocab::EOS);
     return pair;

@@ -53,7 +53,8 @@ void Module::zero_grad() {
 StateDict Module::state() const {
     StateDict state;
     for (const auto& [name, t] : named_parameters())
-        state[name] = Tensor::from_vector(t.shape(), std::vector<real>(t.data(), t.data() + t.numel()));
+        state[name] =
+            Tensor::from_vector(t.shape(), std::vector<real>(t.data(), t.data() + t.numel()));
     return state;
 }
 
@@ -69,10 +70,10 @@ void Module::load_state(const StateDict& state, const std::string& source) {
             differences.push_back(
                 fmt::format("missing: {} (model expects {})", name, parameter.shape().str()));
         else if (!it->second.defined() || it->second.shape() != parameter.shape())
-            differences.push_back(fmt::format(
-                "{}: given {}, model expects {}", name,
-                it->second.defined() ? it->second.shape().str() : "an undefined tensor",
-                parameter.shape().str()));
+            differences.push_back(
+                fmt::format("{}: given {}, model expects {}", name,
+                            it->second.defined() ? it->second.shape().str() : "an undefined tensor",
+                            parameter.shape().str()));
     }
     for (const auto& [name, value] : state)
         if (!known.count(name))

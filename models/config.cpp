@@ -73,8 +73,9 @@ class SectionReader {
         if (!v->is_string()) fail(key, "expected a string", *v);
         const std::string& text = v->get_ref<const std::string&>();
         if (!is_valid_utf8(text))
-            throw Error(fmt::format("{}: {}.{}: expected a UTF-8 string, byte {} is not valid UTF-8",
-                                    source_, section_, key, find_invalid_utf8(text) + 1));
+            throw Error(
+                fmt::format("{}: {}.{}: expected a UTF-8 string, byte {} is not valid UTF-8",
+                            source_, section_, key, find_invalid_utf8(text) + 1));
         field = text;
     }
     void choice(const std::string& key, std::string& field,
@@ -148,12 +149,12 @@ void check_task_keys(const SectionReader& r, const DataConfig& d, const std::str
     const bool dates = d.task == "dates";
     for (const auto& [key, changed] : dates ? tsv_only : dates_only)
         if (r.given(key) && changed)
-            throw Error(fmt::format(
-                "{}: data.{}: not read by data.task \"{}\" ({}); remove the key{}", source, key,
-                d.task,
-                dates ? "the dates task generates its pairs"
-                      : "only the dates task generates pairs",
-                dates ? ", or set data.task to \"tsv\" to train on files" : ""));
+            throw Error(
+                fmt::format("{}: data.{}: not read by data.task \"{}\" ({}); remove the key{}",
+                            source, key, d.task,
+                            dates ? "the dates task generates its pairs"
+                                  : "only the dates task generates pairs",
+                            dates ? ", or set data.task to \"tsv\" to train on files" : ""));
 }
 
 }  // namespace
@@ -339,8 +340,9 @@ void apply_override(json& j, const std::string& assignment) {
     std::string text = assignment.substr(eq + 1);
     const std::string where = "--set " + assignment.substr(0, eq);
     if (!is_valid_utf8(assignment))
-        throw Error(fmt::format("{}: expected UTF-8 text, byte {} of the argument is not valid UTF-8",
-                                is_valid_utf8(where) ? where : "--set", find_invalid_utf8(assignment) + 1));
+        throw Error(
+            fmt::format("{}: expected UTF-8 text, byte {} of the argument is not valid UTF-8",
+                        is_valid_utf8(where) ? where : "--set", find_invalid_utf8(assignment) + 1));
     json value;
     try {
         value = json::parse(text, nullptr, /*allow_exceptions=*/false);
@@ -348,8 +350,7 @@ void apply_override(json& j, const std::string& assignment) {
         throw Error(fmt::format("{}: the value {} is out of range", where, text));
     }
     if (value.is_discarded()) value = text;  // a bare word: a string
-    if (!j.is_object())
-        throw Error(fmt::format("{}: the config is not a JSON object", where));
+    if (!j.is_object()) throw Error(fmt::format("{}: the config is not a JSON object", where));
     if (!j.contains(section)) j[section] = json::object();
     if (!j[section].is_object())
         throw Error(fmt::format("{}: section {} is not an object in the config (it is {})", where,

@@ -412,8 +412,7 @@ SafetensorsFile load_safetensors(const std::string& path) {
     }
     const Byte* bytes = reinterpret_cast<const Byte*>(text.data());
     if (text.size() < 8)
-        throw invalid("the file has {} bytes, too short for the 8-byte header length",
-                      text.size());
+        throw invalid("the file has {} bytes, too short for the 8-byte header length", text.size());
     uint64_t header_length = load_little_endian(bytes, 8);
     if (header_length > text.size() - 8)
         throw invalid("header length {} is larger than the {} bytes that follow it", header_length,

@@ -5,8 +5,8 @@
 
 #include <chrono>
 #include <cmath>
-#include <filesystem>
 #include <cstdlib>
+#include <filesystem>
 #include <optional>
 
 #include "autograd/gemm.h"
@@ -330,17 +330,17 @@ class Run {
         const double elapsed = seconds_since(window_.start);
         const double tokens_per_s = double(window_.tokens) / std::max(elapsed, 1e-9);
         const double mean_loss = window_.loss_sum / double(std::max<int64_t>(window_.tokens, 1));
-        append_record(json{{"type", "train"},
-                           {"step", progress_.step},
-                           {"epoch", progress_.epoch + 1},
-                           {"loss", mean_loss},
-                           {"lr", r.lr},
-                           {"grad_norm", r.grad_norm},
-                           {"clipped", config_.train.clip_norm > 0 &&
-                                           r.grad_norm > config_.train.clip_norm},
-                           {"grad_norms", r.group_norms},
-                           {"tokens_per_s", tokens_per_s},
-                           {"elapsed_s", seconds_since(start_)}});
+        append_record(
+            json{{"type", "train"},
+                 {"step", progress_.step},
+                 {"epoch", progress_.epoch + 1},
+                 {"loss", mean_loss},
+                 {"lr", r.lr},
+                 {"grad_norm", r.grad_norm},
+                 {"clipped", config_.train.clip_norm > 0 && r.grad_norm > config_.train.clip_norm},
+                 {"grad_norms", r.group_norms},
+                 {"tokens_per_s", tokens_per_s},
+                 {"elapsed_s", seconds_since(start_)}});
         show_progress(mean_loss, tokens_per_s, r.grad_norm);
         window_.restart();
     }
@@ -352,9 +352,10 @@ class Run {
         try {
             metrics_->append(record);
         } catch (const Error& e) {
-            throw Error(fmt::format("{} — training stopped; the last good checkpoint is "
-                                    "{}/last.safetensors",
-                                    e.what(), dir_));
+            throw Error(
+                fmt::format("{} — training stopped; the last good checkpoint is "
+                            "{}/last.safetensors",
+                            e.what(), dir_));
         }
     }
 
@@ -534,9 +535,10 @@ class Run {
             optimizer_->load_state(tensors, meta.at("optimizer"));
             schedule_->load_state(meta.at("schedule"));
         } catch (const nlohmann::json::exception& e) {
-            throw Error(fmt::format("{}: cannot resume: the training state in its metadata is "
-                                    "malformed ({})",
-                                    path, e.what()));
+            throw Error(
+                fmt::format("{}: cannot resume: the training state in its metadata is "
+                            "malformed ({})",
+                            path, e.what()));
         } catch (const Error& e) {
             throw Error(fmt::format("{}: cannot resume: {}", path, e.what()));
         }

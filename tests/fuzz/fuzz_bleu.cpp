@@ -30,17 +30,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::vector<std::string> references =
         nul == std::string::npos ? hypotheses : lines_of(text.substr(nul + 1));
     references.resize(hypotheses.size());
-    for (const std::string& line : hypotheses) {
-        tokenize_13a(line);
-        tokenize_for_bleu(line, "none");
-        lowercase_text(line);
-    }
-    try {
+    try {  // text that is not UTF-8 is refused with std::invalid_argument (data/utf8.h)
+        for (const std::string& line : hypotheses) {
+            tokenize_13a(line);
+            tokenize_for_bleu(line, "none");
+            lowercase_text(line);
+        }
         const BleuScore score = corpus_bleu(hypotheses, {references});
         if (!(score.score >= 0 && score.score <= 100.0000001))
             fuzz::broken("0 <= BLEU <= 100", std::to_string(score.score));
         if (!hypotheses.empty()) sentence_bleu(hypotheses[0], {references[0]});
-    } catch (const std::invalid_argument&) {  // e.g. text that is not UTF-8: refused by name
+    } catch (const std::invalid_argument&) {
     } catch (const std::runtime_error&) {
     }
     return 0;

@@ -22,8 +22,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             begin = end + 1;
         }
     }
-    const std::string path = fuzz::input_file(reinterpret_cast<const uint8_t*>(text.data()),
-                                              text.size(), ".json");
+    const std::string path =
+        fuzz::input_file(reinterpret_cast<const uint8_t*>(text.data()), text.size(), ".json");
     Config config;
     bool loaded = false;
     try {

@@ -135,7 +135,8 @@ TEST_CASE("resuming from an older `last` records no step twice in metrics.jsonl"
     std::set<std::pair<std::string, int64_t>> seen;
     int tests = 0;
     for (const auto& r : after) {
-        const bool first = seen.insert({r["type"].get<std::string>(), r["step"].get<int64_t>()}).second;
+        const bool first =
+            seen.insert({r["type"].get<std::string>(), r["step"].get<int64_t>()}).second;
         CHECK_MESSAGE(first, r.dump());
         tests += r["type"] == "test";
     }
@@ -177,8 +178,9 @@ TEST_CASE("--resume on a checkpoint without training state says so, naming the f
 
 TEST_CASE("bad data is found before the run directory is created") {
     const std::string dir = temp_run_dir("bad_data");
-    nlohmann::json j = {{"data", {{"task", "tsv"}, {"train", "/no/such.tsv"}, {"valid", "/no/v.tsv"}}},
-                        {"output", {{"run_dir", dir}}}};
+    nlohmann::json j = {
+        {"data", {{"task", "tsv"}, {"train", "/no/such.tsv"}, {"valid", "/no/v.tsv"}}},
+        {"output", {{"run_dir", dir}}}};
     const std::string message = error_of(Config::from_json(j), quiet());
     CHECK(message.find("/no/such.tsv") != std::string::npos);
     CHECK_FALSE(fs::exists(dir));

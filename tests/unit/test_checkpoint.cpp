@@ -495,9 +495,9 @@ TEST_CASE("saving is atomic: a failed save leaves the old file intact and no tem
     }
     SUBCASE("a directory that does not exist") {
         const std::string bad = dir.file("no/such/dir/model.safetensors");
-        CHECK_THROWS_WITH_AS(save_safetensors(bad, {{"t", Tensor::scalar(1)}}, {}),
-                             doctest::Contains((bad + ": cannot create the temporary file").c_str()),
-                             Error);
+        CHECK_THROWS_WITH_AS(
+            save_safetensors(bad, {{"t", Tensor::scalar(1)}}, {}),
+            doctest::Contains((bad + ": cannot create the temporary file").c_str()), Error);
         CHECK_THROWS_WITH_AS(save_safetensors(bad, {{"t", Tensor::scalar(1)}}, {}),
                              doctest::Contains("No such file or directory"), Error);
     }
@@ -618,10 +618,9 @@ TEST_CASE("load_parameters says exactly what differs and copies nothing on a mis
 
     SUBCASE("wrong shapes") {
         TinyModel smaller_vocab(5, 4, 2);
-        expect_mismatch(smaller_vocab,
-                        {"encoder.embed.weight: given [4,6], model expects [4,5]",
-                         "out.weight: given [6,4], model expects [5,4]",
-                         "out.bias: given [6], model expects [5]"});
+        expect_mismatch(smaller_vocab, {"encoder.embed.weight: given [4,6], model expects [4,5]",
+                                        "out.weight: given [6,4], model expects [5,4]",
+                                        "out.bias: given [6], model expects [5]"});
     }
     SUBCASE("missing parameters") {
         TinyModel bigger(6, 4, 2, /*with_extra=*/true);

@@ -89,7 +89,8 @@ TEST_CASE("issue 17: every JSON failure while loading names the file or the --se
         std::ofstream out(path);
         out << R"({"train": {"lr": 1e400}})";  // nlohmann throws out_of_range.406, not parse_error
     }
-    CHECK_THROWS_WITH_AS(Config::load(path), doctest::Contains((path + ": not valid JSON").c_str()), Error);
+    CHECK_THROWS_WITH_AS(Config::load(path), doctest::Contains((path + ": not valid JSON").c_str()),
+                         Error);
     {
         std::ofstream out(path);
         out << R"({"train": {"lr": 0.01}, "model": 5})";
@@ -119,8 +120,8 @@ TEST_CASE("issue 17: a data key the chosen task never reads is an error naming k
           std::string::npos);  // dates is the default task
     CHECK(error_of({{"data", {{"columns", 3}}}}).find("data.columns: not read") !=
           std::string::npos);
-    CHECK(error_of({{"data",
-                     {{"task", "tsv"}, {"train", "a"}, {"valid", "b"}, {"dates_train", 5}}}}) ==
+    CHECK(error_of(
+              {{"data", {{"task", "tsv"}, {"train", "a"}, {"valid", "b"}, {"dates_train", 5}}}}) ==
           "c.json: data.dates_train: not read by data.task \"tsv\" (only the dates task "
           "generates pairs); remove the key");
     // A key at its default is fine: a run directory's config.json lists every key.

@@ -53,7 +53,8 @@ TEST_CASE("write_file_atomically writes, replaces, leaves no temporary, and repo
 
     const std::string missing = dir.file("no_such_dir/plot.svg");
     CHECK_THROWS_WITH_AS(write_file_atomically(missing, "x"),
-                         doctest::Contains(("cannot write " + missing).c_str()), std::runtime_error);
+                         doctest::Contains(("cannot write " + missing).c_str()),
+                         std::runtime_error);
     CHECK_THROWS_WITH_AS(write_file_atomically(missing, "x"),
                          doctest::Contains("No such file or directory"), std::runtime_error);
 }

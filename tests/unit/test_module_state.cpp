@@ -53,7 +53,8 @@ TEST_CASE("load_state() refuses a mismatch, lists what differs and copies nothin
     } catch (const Error& e) {
         const std::string message = e.what();
         CHECK(message.find("weights.npz does not match the model (3 differences):") == 0);
-        CHECK(message.find("\n  missing: second.weight (model expects [2,4])") != std::string::npos);
+        CHECK(message.find("\n  missing: second.weight (model expects [2,4])") !=
+              std::string::npos);
         CHECK(message.find("\n  first.weight: given [4,4], model expects [4,3]") !=
               std::string::npos);
         CHECK(message.find("\n  unexpected: third.weight [1]") != std::string::npos);

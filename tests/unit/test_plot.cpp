@@ -79,7 +79,6 @@ Heatmap attention_example() {
     return h;
 }
 
-
 }  // namespace
 
 // The checker is the judge in every SVG test below, so first show that it can say no.
@@ -309,4 +308,3 @@ TEST_CASE("to_csv quotes commas, quotes, line breaks and edge spaces, and nothin
     CHECK(to_csv({}, {{"a", "b"}, {"c"}}) == "a,b\nc\n");
     CHECK_THROWS_AS(to_csv({"a", "b"}, {{"only one"}}), std::invalid_argument);
 }
-

@@ -40,8 +40,9 @@ TEST_CASE("a second writer of a run directory is refused at once, naming the dir
         // flock locks belong to an open file, so a second lock in this process conflicts too
         CHECK_THROWS_WITH_AS(
             RunDirLock{run},
-            doctest::Contains((run + ": the run directory is in use by another `seqgrad train` "
-                                     "(pid " +
+            doctest::Contains((run +
+                               ": the run directory is in use by another `seqgrad train` "
+                               "(pid " +
                                std::to_string(::getpid()) + ",")
                                   .c_str()),
             Error);
@@ -66,8 +67,8 @@ TEST_CASE("the lock of a process that died is free: the kernel drops it") {
     }
     char ready = 0;
     REQUIRE(::read(pipe_fds[0], &ready, 1) == 1);
-    CHECK_THROWS_WITH_AS(RunDirLock{run}, doctest::Contains(("(pid " + std::to_string(child)).c_str()),
-                         Error);
+    CHECK_THROWS_WITH_AS(RunDirLock{run},
+                         doctest::Contains(("(pid " + std::to_string(child)).c_str()), Error);
     ::kill(child, SIGKILL);
     int status = 0;
     ::waitpid(child, &status, 0);
@@ -110,7 +111,8 @@ TEST_CASE("resuming cuts metrics.jsonl after the checkpoint's step: no record tw
         CHECK(lines_of(path).size() == 5);
     }
     SUBCASE("a half-written last line (kill -9 mid-write) is dropped") {
-        std::ofstream(path, std::ios::trunc) << R"({"step":10,"type":"train"})" << "\n"
+        std::ofstream(path, std::ios::trunc) << R"({"step":10,"type":"train"})"
+                                             << "\n"
                                              << R"({"step":20,"ty)";
         MetricsLog::open_for_resume(path, 100);
         CHECK(lines_of(path) == std::vector<std::string>{R"({"step":10,"type":"train"})"});
@@ -131,7 +133,7 @@ TEST_CASE("a second Ctrl-C exits with status 130, after the write in progress") 
             WriteSection writing;
             request_stop();
             if (!stop_requested()) ::_exit(1);
-            request_stop();                  // the second: exit once the write is done...
+            request_stop();                   // the second: exit once the write is done...
             std::ofstream(marker) << "done";  // ...so this still happens
         }
         ::_exit(0);  // not reached: the section's end exits with 130
