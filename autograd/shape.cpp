@@ -33,10 +33,12 @@ int Shape::normalize_dim(int dim) const {
 void Shape::push_back(int64_t size) {
     if (rank_ == kMaxRank) throw Error(fmt::format("shape {}: at most {} dims", str(), kMaxRank));
     if (size < 0) throw Error(fmt::format("shape {}: negative size {}", str(), size));
-    int64_t nonzero_product = 1;
+    // The invariant held before this dim, so only the last product can overflow.
+    int64_t product = 1;
     for (int i = 0; i < rank_; ++i)
-        if (dims_[i] != 0) nonzero_product = checked_mul(nonzero_product, dims_[i]);
-    if (size != 0) checked_mul(nonzero_product, size, ("shape " + str() + " + dim").c_str());
+        if (dims_[i] != 0) product *= dims_[i];
+    if (size != 0 && __builtin_mul_overflow(product, size, &product))
+        throw Error(fmt::format("shape {} + dim {}: the sizes multiply past 2^63", str(), size));
     dims_[rank_++] = size;
 }
 
