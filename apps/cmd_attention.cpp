@@ -9,6 +9,7 @@
 #include "apps/plot.h"
 #include "apps/run_args.h"
 #include "autograd/tensor.h"
+#include "data/file_io.h"
 #include "data/utf8.h"
 #include "models/run.h"
 #include "models/translator.h"
@@ -124,12 +125,12 @@ int cmd_attention(const Argv& argv) {
 
     const std::string title = fmt::format("{} attention: \"{}\" -> \"{}\"", kind, sentence, t.text);
     const std::string svg_path = args.get("out", run_dir + "/attention.svg");
-    plot::write_file_atomic(svg_path, plot::heatmap_svg(attention_heatmap(
-                                          source_labels, output_labels, weights, title)));
+    write_file_atomically(svg_path, plot::heatmap_svg(attention_heatmap(
+                                        source_labels, output_labels, weights, title)));
     fmt::print("\nheatmap written to {}\n", svg_path);
     if (args.has("csv")) {
-        plot::write_file_atomic(args.get("csv"),
-                                attention_csv(source_labels, output_labels, weights));
+        write_file_atomically(args.get("csv"),
+                              attention_csv(source_labels, output_labels, weights));
         fmt::print("weights written to {}\n", args.get("csv"));
     }
     return 0;

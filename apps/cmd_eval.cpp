@@ -18,6 +18,7 @@
 #include "data/chrf.h"
 #include "data/corpus.h"
 #include "data/dates.h"
+#include "data/file_io.h"
 #include "models/run.h"
 #include "models/translator.h"
 
@@ -195,7 +196,7 @@ int cmd_eval(const Argv& argv) {
         args.get("out", fmt::format("{}/hyps.{}.beam{}.txt", run_dir, used, options.beam_size));
     std::string text;
     for (const std::string& h : hypotheses) text += h + "\n";
-    plot::write_file_atomic(out, text);
+    write_file_atomically(out, text);
     fmt::print("hypotheses written to {}\n", out);
     return 0;
 }

@@ -14,6 +14,7 @@
 #include "apps/plot.h"
 #include "apps/run_args.h"
 #include "autograd/tensor.h"
+#include "data/file_io.h"
 
 namespace seqgrad {
 namespace {
@@ -125,7 +126,7 @@ ExploreReport run_explore(const ExploreRequest& request) {
 
     nlohmann::json data = explore_data(run, request.run_dir, input, options);
     const std::string page = explore_page(data, "seqgrad explore: " + request.run_dir);
-    plot::write_file_atomic(out, page);
+    write_file_atomically(out, page);
 
     ExploreReport report;
     report.path = out;

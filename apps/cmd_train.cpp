@@ -1,6 +1,7 @@
 // `seqgrad train CONFIG` and `seqgrad train --resume RUN_DIR`.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <csignal>
 #include <fstream>
 
@@ -8,6 +9,7 @@
 #include "apps/commands.h"
 #include "apps/plot.h"
 #include "autograd/tensor.h"
+#include "data/file_io.h"
 #include "models/trainer.h"
 
 namespace seqgrad {
@@ -21,12 +23,14 @@ actually used), vocab.source.json, vocab.target.json, for data.tokenizer "bpe" t
 learned from the training split (bpe.codes, or bpe.source.codes and bpe.target.codes, in
 subword-nmt's format), metrics.jsonl, best.safetensors, last.safetensors, loss.svg and
 explore.html (`seqgrad explore` of the first output.explore test sentences; 0 turns it off).
-Ctrl-C finishes the current step, writes `last` and exits.
+Ctrl-C finishes the current step, writes `last` and exits; a second Ctrl-C exits at once (after
+the file write in progress, if any). Only one `train` may write a run directory at a time
+(RUN_DIR/train.lock); a second is refused.
 --resume continues from RUN_DIR/last.safetensors with RUN_DIR/config.json (plus --set).
 )";
 
 extern "C" void on_sigint(int) {
-    stop_requested() = true;
+    request_stop();  // the first: stop after this step; a second: exit after the current write
 }
 
 }  // namespace
@@ -48,7 +52,23 @@ void write_loss_plot(const std::string& run_dir) {
     p.y_label = "loss";
     p.log_y = true;
     p.series = {train, valid};
-    plot::write_file_atomic(run_dir + "/loss.svg", plot::line_plot_svg(p));
+    write_file_atomically(run_dir + "/loss.svg", plot::line_plot_svg(p));
+}
+
+std::string train_summary_line(const TrainSummary& s) {
+    std::string line =
+        fmt::format("{} steps, {} epochs in {:.1f}s", s.steps, s.epochs_completed, s.seconds);
+    if (std::isfinite(s.best_valid_loss))
+        line += fmt::format("; best validation loss {:.4f} (ppl {:.2f})", s.best_valid_loss,
+                            std::exp(s.best_valid_loss));
+    else
+        line += "; no validation ran";
+    if (s.validations > 0)
+        line += fmt::format("; last validation {} {:.2f}", s.metric_name, s.last_valid_metric);
+    if (s.has_test) line += fmt::format("; test {} {:.2f}", s.metric_name, s.test_metric);
+    if (s.interrupted) line += " (interrupted: last.safetensors written)";
+    if (s.stopped_early) line += " (early stop)";
+    return line;
 }
 
 // After training: RUN_DIR/explore.html for the first output.explore test sentences (0 = off).
@@ -100,14 +120,7 @@ int cmd_train(const Argv& argv) {
     std::signal(SIGINT, on_sigint);
     TrainSummary s = train(config, options);
     write_loss_plot(config.output.run_dir);
-    fmt::print("{} steps, {} epochs in {:.1f}s; best validation loss {:.4f} (ppl {:.2f})", s.steps,
-               s.epochs_completed, s.seconds, s.best_valid_loss, std::exp(s.best_valid_loss));
-    if (s.validations > 0)
-        fmt::print("; last validation {} {:.2f}", s.metric_name, s.last_valid_metric);
-    if (s.has_test) fmt::print("; test {} {:.2f}", s.metric_name, s.test_metric);
-    if (s.interrupted) fmt::print(" (interrupted: last.safetensors written)");
-    if (s.stopped_early) fmt::print(" (early stop)");
-    fmt::print("\n");
+    fmt::print("{}\n", train_summary_line(s));
     fmt::print("run directory: {}\n", config.output.run_dir);
     if (!s.interrupted) write_run_explore(config);
     return s.interrupted ? 130 : 0;

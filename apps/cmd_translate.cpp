@@ -13,6 +13,7 @@
 #include "apps/plot.h"
 #include "apps/run_args.h"
 #include "autograd/tensor.h"
+#include "data/file_io.h"
 #include "data/text.h"
 #include "data/utf8.h"
 #include "models/run.h"
@@ -183,7 +184,7 @@ int cmd_translate(const Argv& argv) {
         if (!request.trace) return;
         std::string contents;
         for (const std::string& line : request.traced) contents += line;
-        plot::write_file_atomic(args.get("trace"), contents);
+        write_file_atomically(args.get("trace"), contents);
         fmt::print(stderr, "beam-search trace of {} lines written to {}\n", request.traced.size(),
                    args.get("trace"));
     };

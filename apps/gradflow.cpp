@@ -12,6 +12,7 @@
 #include "apps/plot.h"
 #include "autograd/ops.h"
 #include "data/dates.h"
+#include "data/file_io.h"
 #include "data/vocab.h"
 #include "layers/attention.h"
 #include "models/run.h"
@@ -499,7 +500,7 @@ std::vector<std::string> write_gradflow_outputs(const GradflowReport& report,
     std::vector<std::string> written;
     auto write = [&](const std::string& name, const std::string& contents) {
         std::string path = (std::filesystem::path(o.out_dir) / name).string();
-        plot::write_file_atomic(path, contents);
+        write_file_atomically(path, contents);
         written.push_back(path);
     };
 

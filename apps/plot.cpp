@@ -5,12 +5,8 @@
 // margins are generous enough that the estimate being a little off never cuts text.
 #include "apps/plot.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <array>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -330,50 +326,6 @@ std::string to_csv(const std::vector<std::string>& header,
         append_csv_row(csv, rows[r]);
     }
     return csv;
-}
-
-void write_file_atomic(const std::string& path, const std::string& contents) {
-    const std::string temporary = path + ".tmp";
-    auto fail = [&](const char* what, int error) {
-        throw std::runtime_error(fmt::format("write_file_atomic: cannot {} '{}' (writing '{}'): {}",
-                                             what, temporary, path, std::strerror(error)));
-    };
-
-    const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) fail("create", errno);
-
-    // On any failure after this point, close and remove the temporary, then report the first error.
-    auto abandon = [&](const char* what) {
-        const int error = errno;
-        ::close(fd);
-        ::unlink(temporary.c_str());
-        fail(what, error);
-    };
-
-    // write() may write less than asked (large files, signals), so loop until everything is out.
-    std::size_t written = 0;
-    while (written < contents.size()) {
-        const ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            abandon("write");
-        }
-        written += static_cast<std::size_t>(n);
-    }
-    // Without fsync, a crash just after the rename can leave the new name pointing at an empty
-    // file on some file systems: the rename reached the disk before the data did.
-    if (::fsync(fd) != 0) abandon("flush");
-    if (::close(fd) != 0) {
-        const int error = errno;
-        ::unlink(temporary.c_str());
-        fail("close", error);
-    }
-    if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-        const int error = errno;
-        ::unlink(temporary.c_str());
-        throw std::runtime_error(fmt::format("write_file_atomic: cannot rename '{}' to '{}': {}",
-                                             temporary, path, std::strerror(error)));
-    }
 }
 
 // ---------------------------------------------------------------------------------------------

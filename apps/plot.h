@@ -78,9 +78,4 @@ std::string xml_escape(const std::string& text);
 std::string to_csv(const std::vector<std::string>& header,
                    const std::vector<std::vector<std::string>>& rows);
 
-// Writes `contents` to `path + ".tmp"`, flushes it to disk, then renames it over `path`. Rename
-// is atomic on POSIX file systems, so readers see either the old file or the new one, never half
-// of either. Throws std::runtime_error naming the path and the system's reason on failure.
-void write_file_atomic(const std::string& path, const std::string& contents);
-
 }  // namespace seqgrad::plot

@@ -26,6 +26,7 @@ DecodeOptions decode_options_from_args(const Args& args, const LoadedRun& run, i
 std::vector<SentencePair> load_test_set(const Args& args, const Config& c, std::string& origin) {
     CorpusOptions options;
     options.source_column = c.data.source_column;
+    options.columns = size_t(c.data.columns);
     options.on_bad_line = on_bad_line_from_string(c.data.bad_lines);
     auto read = [&](const std::string& path) {
         CorpusReadResult r = read_parallel_corpus(path, options);

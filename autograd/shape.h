@@ -8,6 +8,12 @@
 
 namespace seqgrad {
 
+// a × b for sizes (a, b >= 0); throws Error naming `what` when the product does not fit in
+// int64. Every size computed from input (a file, a config) goes through this.
+int64_t checked_mul(int64_t a, int64_t b, const char* what = "size");
+
+// Invariant: the product of the non-zero dims fits in int64, so numel() and every product of
+// some of the dims (a stride, a row count) are computed without overflow.
 class Shape {
   public:
     static constexpr int kMaxRank = 4;
@@ -21,7 +27,7 @@ class Shape {
     int64_t operator[](int dim) const { return dims_[normalize_dim(dim)]; }
     int64_t& at(int dim) { return dims_[normalize_dim(dim)]; }
     int normalize_dim(int dim) const;  // throws on out-of-range dims
-    void push_back(int64_t size);
+    void push_back(int64_t size);      // throws on a negative size or when the invariant breaks
     Shape without_dim(int dim) const;
     Shape with_dim(int dim, int64_t size) const;  // replaces the size of `dim`
     std::string str() const;                      // "[32,256]"

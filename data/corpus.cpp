@@ -1,5 +1,6 @@
 #include "data/corpus.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "data/file_io.h"
@@ -21,7 +22,8 @@ std::string_view trim(std::string_view s) {
 
 // Checks one line (without its line end). Returns an empty string and fills `pair` if the line
 // is good, or a description of what is wrong.
-std::string parse_line(std::string_view line, int source_column, SentencePair& pair) {
+std::string parse_line(std::string_view line, int source_column, size_t expected_columns,
+                       SentencePair& pair) {
     const size_t bad_byte = find_invalid_utf8(line);
     if (bad_byte != std::string::npos) {
         return "invalid UTF-8 at byte " + std::to_string(bad_byte + 1) + " of the line";
@@ -30,6 +32,16 @@ std::string parse_line(std::string_view line, int source_column, SentencePair& p
     const size_t tab = line.find('\t');
     if (tab == std::string_view::npos) return "no tab (expected source<TAB>target)";
     const size_t second_tab = line.find('\t', tab + 1);
+    const size_t found = size_t(std::count(line.begin(), line.end(), '\t')) + 1;
+    if (found != expected_columns) {
+        std::string problem = std::to_string(found) + " tab-separated columns, expected " +
+                              std::to_string(expected_columns);
+        if (found > expected_columns)
+            problem +=
+                " (a tab inside a sentence? if every line has extra metadata columns, set "
+                "data.columns to their number)";
+        return problem;
+    }
     const std::string_view columns[2] = {
         trim(line.substr(0, tab)),
         trim(line.substr(tab + 1, second_tab == std::string_view::npos ? std::string_view::npos
@@ -62,6 +74,10 @@ CorpusReadResult parse_parallel_corpus(std::string_view text, const std::string&
         throw std::invalid_argument("source_column must be 0 or 1, got " +
                                     std::to_string(options.source_column));
     }
+    if (options.columns < 2) {
+        throw std::invalid_argument("columns must be at least 2, got " +
+                                    std::to_string(options.columns));
+    }
     constexpr std::string_view kBom = "\xEF\xBB\xBF";
     if (text.substr(0, kBom.size()) == kBom) text.remove_prefix(kBom.size());
 
@@ -77,7 +93,7 @@ CorpusReadResult parse_parallel_corpus(std::string_view text, const std::string&
         if (!line.empty() && line.back() == '\r') line.remove_suffix(1);  // CRLF
 
         SentencePair pair;
-        const std::string problem = parse_line(line, options.source_column, pair);
+        const std::string problem = parse_line(line, options.source_column, options.columns, pair);
         if (problem.empty()) {
             pair.line = line_number;
             result.pairs.push_back(std::move(pair));

@@ -1,10 +1,11 @@
 // Reading a parallel corpus: one sentence pair per line, the two sides separated by a tab.
 //
 // The format, line by line (UTF-8, LF or CRLF line ends, an optional UTF-8 byte-order mark):
-//     column 1 <TAB> column 2 [<TAB> more columns, ignored]
-// Columns after the second are allowed and ignored, because the Tatoeba / manythings.org files
-// that most translation exercises start from carry a third column with the attribution.
-// A line is bad if it has no tab, if a side is empty (or only white space), or if it is not
+//     column 1 <TAB> column 2 [<TAB> more columns: metadata, ignored]
+// Every line has exactly CorpusOptions::columns tab-separated columns (2 unless the file carries
+// metadata, like the attribution column of the Tatoeba / manythings.org files: then 3). A line
+// with more is bad rather than cut: a tab inside a sentence would otherwise turn one pair into
+// a wrong one. A line is also bad if a side is empty (or only white space), or if it is not
 // valid UTF-8; an empty line is bad too (it has no tab). Each side is trimmed of surrounding
 // white space.
 #pragma once
@@ -33,6 +34,9 @@ struct CorpusOptions {
     /// Which column holds the source sentence: 0 (the first) or 1 (the second). The other
     /// column is the target.
     int source_column = 0;
+    /// How many tab-separated columns every line has (at least 2); the columns after the second
+    /// are ignored. (Config: data.columns.)
+    size_t columns = 2;
     OnBadLine on_bad_line = OnBadLine::fail;
     /// With OnBadLine::skip, how many messages to keep (all bad lines are counted).
     size_t max_messages = 5;

@@ -160,10 +160,14 @@ Vocab Vocab::load(const std::string& path) {
     nlohmann::json json;
     try {
         json = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for 1e400
         throw std::runtime_error(path + ": not valid JSON: " + e.what());
     }
-    return from_json(json, path);
+    try {
+        return from_json(json, path);
+    } catch (const nlohmann::json::exception& e) {  // a check missed: still name the file
+        throw std::runtime_error(path + ": not a vocabulary file: " + e.what());
+    }
 }
 
 }  // namespace seqgrad

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 
 namespace seqgrad {
 
@@ -46,6 +48,50 @@ int64_t Module::parameter_count() const {
 
 void Module::zero_grad() {
     for (auto& [_, t] : named_parameters()) t.zero_grad();
+}
+
+StateDict Module::state() const {
+    StateDict state;
+    for (const auto& [name, t] : named_parameters())
+        state[name] =
+            Tensor::from_vector(t.shape(), std::vector<real>(t.data(), t.data() + t.numel()));
+    return state;
+}
+
+void Module::load_state(const StateDict& state, const std::string& source) {
+    constexpr size_t kMaxListed = 10;
+    std::vector<std::pair<std::string, Tensor>> parameters = named_parameters();
+    std::vector<std::string> differences;
+    std::map<std::string, bool> known;
+    for (const auto& [name, parameter] : parameters) {
+        known[name] = true;
+        auto it = state.find(name);
+        if (it == state.end())
+            differences.push_back(
+                fmt::format("missing: {} (model expects {})", name, parameter.shape().str()));
+        else if (!it->second.defined() || it->second.shape() != parameter.shape())
+            differences.push_back(
+                fmt::format("{}: given {}, model expects {}", name,
+                            it->second.defined() ? it->second.shape().str() : "an undefined tensor",
+                            parameter.shape().str()));
+    }
+    for (const auto& [name, value] : state)
+        if (!known.count(name))
+            differences.push_back(fmt::format("unexpected: {} {}", name,
+                                              value.defined() ? value.shape().str() : "undefined"));
+    if (!differences.empty()) {
+        std::string message = fmt::format("{} does not match the model ({} difference{}):", source,
+                                          differences.size(), differences.size() == 1 ? "" : "s");
+        for (size_t i = 0; i < differences.size() && i < kMaxListed; ++i)
+            message += "\n  " + differences[i];
+        if (differences.size() > kMaxListed)
+            message += fmt::format("\n  ... and {} more", differences.size() - kMaxListed);
+        throw Error(message);
+    }
+    for (auto& [name, parameter] : parameters) {
+        const Tensor& value = state.at(name);
+        std::copy(value.data(), value.data() + value.numel(), parameter.data());
+    }
 }
 
 void Module::train(bool on) {

@@ -6,6 +6,7 @@
 // Module is neither copyable nor movable.
 #pragma once
 
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,6 +15,10 @@
 #include "autograd/tensor.h"
 
 namespace seqgrad {
+
+// Parameter values by hierarchical name, as PyTorch's state_dict: what Module::state() returns
+// and Module::load_state() reads.
+using StateDict = std::map<std::string, Tensor>;
 
 class Module {
   public:
@@ -27,6 +32,18 @@ class Module {
     std::vector<Tensor> parameters() const;
     int64_t parameter_count() const;
     void zero_grad();
+
+    // A copy of every parameter's values under its name (changing them changes nothing here).
+    StateDict state() const;
+    // Sets every parameter from `state`, e.g. weights computed elsewhere or a state() of a
+    // model of the same shape. Names and shapes must match exactly: otherwise nothing is
+    // copied and the Error lists what differs (up to 10 lines), as load_parameters does for a
+    // checkpoint (models/checkpoint.h):
+    //   missing: decoder.out.bias (model expects [5000])
+    //   unexpected: decoder.coverage.weight [12,3]
+    //   decoder.out.weight: given [6000,256], model expects [5000,256]
+    // `source` names where the values came from in the message.
+    void load_state(const StateDict& state, const std::string& source = "state");
 
     // Train/eval mode (dropout, teacher forcing) for this module and every sub-module.
     void train(bool on = true);

@@ -37,7 +37,7 @@ void save_checkpoint(const std::string& path, const Module& model,
 // exactly; otherwise nothing is copied and the Error lists what differs (up to 10 lines):
 //   missing: decoder.out.bias (model expects [5000])
 //   unexpected: decoder.coverage.weight [12,3]
-//   decoder.out.weight: checkpoint has [6000,256], model expects [5000,256]
+//   decoder.out.weight: given [6000,256], model expects [5000,256]
 // The checkpoint's extra tensors are not parameters and are ignored here.
 void load_parameters(const SafetensorsFile& checkpoint, Module& model);
 

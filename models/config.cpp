@@ -7,6 +7,7 @@
 #include <set>
 
 #include "autograd/tensor.h"
+#include "data/utf8.h"
 
 namespace seqgrad {
 namespace {
@@ -70,7 +71,12 @@ class SectionReader {
         const json* v = take(key);
         if (!v) return;
         if (!v->is_string()) fail(key, "expected a string", *v);
-        field = v->get<std::string>();
+        const std::string& text = v->get_ref<const std::string&>();
+        if (!is_valid_utf8(text))
+            throw Error(
+                fmt::format("{}: {}.{}: expected a UTF-8 string, byte {} is not valid UTF-8",
+                            source_, section_, key, find_invalid_utf8(text) + 1));
+        field = text;
     }
     void choice(const std::string& key, std::string& field,
                 const std::vector<std::string>& options) {
@@ -85,6 +91,8 @@ class SectionReader {
         if (!ok) fail(key, "expected one of " + list, *v);
         field = s;
     }
+    // Whether the section sets `key` (read or not).
+    bool given(const std::string& key) const { return object_ && object_->contains(key); }
     // Call after reading every known key: anything left is unknown.
     void finish() {
         if (!object_) return;
@@ -121,6 +129,44 @@ class SectionReader {
     std::set<std::string> read_;
 };
 
+// A data key the chosen task never reads is an error, not silently ignored (data.train with the
+// dates task would train on dates). A key set to its default is allowed: a run directory's
+// config.json lists every key.
+void check_task_keys(const SectionReader& r, const DataConfig& d, const std::string& source) {
+    const DataConfig defaults;
+    const std::vector<std::pair<const char*, bool>> tsv_only = {
+        {"train", d.train != defaults.train},
+        {"valid", d.valid != defaults.valid},
+        {"test", d.test != defaults.test},
+        {"source_column", d.source_column != defaults.source_column},
+        {"columns", d.columns != defaults.columns},
+        {"bad_lines", d.bad_lines != defaults.bad_lines}};
+    const std::vector<std::pair<const char*, bool>> dates_only = {
+        {"dates_train", d.dates_train != defaults.dates_train},
+        {"dates_valid", d.dates_valid != defaults.dates_valid},
+        {"dates_test", d.dates_test != defaults.dates_test},
+        {"dates_seed", d.dates_seed != defaults.dates_seed}};
+    const bool dates = d.task == "dates";
+    for (const auto& [key, changed] : dates ? tsv_only : dates_only)
+        if (r.given(key) && changed)
+            throw Error(
+                fmt::format("{}: data.{}: not read by data.task \"{}\" ({}); remove the key{}",
+                            source, key, d.task,
+                            dates ? "the dates task generates its pairs"
+                                  : "only the dates task generates pairs",
+                            dates ? ", or set data.task to \"tsv\" to train on files" : ""));
+    const std::vector<std::pair<const char*, bool>> bpe_only = {
+        {"bpe_merges", d.bpe_merges != defaults.bpe_merges},
+        {"bpe_joint", d.bpe_joint != defaults.bpe_joint}};
+    if (d.tokenizer != "bpe")
+        for (const auto& [key, changed] : bpe_only)
+            if (r.given(key) && changed)
+                throw Error(fmt::format(
+                    "{}: data.{}: only read with data.tokenizer \"bpe\" (the tokenizer is "
+                    "\"{}\"); remove the key or set data.tokenizer to \"bpe\"",
+                    source, key, d.tokenizer));
+}
+
 }  // namespace
 
 Config Config::from_json(const json& j, const std::string& source) {
@@ -141,6 +187,7 @@ Config Config::from_json(const json& j, const std::string& source) {
         r.string("valid", d.valid);
         r.string("test", d.test);
         r.integer("source_column", d.source_column, 0, 1);
+        r.integer("columns", d.columns, 2, 64);
         r.choice("tokenizer", d.tokenizer, {"char", "word", "bpe"});
         // BPE text is cased by default: it goes through the reversible pre-tokeniser.
         if (d.tokenizer == "bpe") d.lowercase = false;
@@ -164,6 +211,7 @@ Config Config::from_json(const json& j, const std::string& source) {
                 "{}: data.separate_punctuation: must be false with data.tokenizer \"bpe\" (its "
                 "reversible pre-tokeniser splits punctuation off itself)",
                 source));
+        check_task_keys(r, d, source);
         if (d.task == "tsv" && (d.train.empty() || d.valid.empty()))
             throw Error(
                 fmt::format("{}: data.train and data.valid: required when data.task is "
@@ -244,6 +292,7 @@ json Config::to_json() const {
           {"valid", d.valid},
           {"test", d.test},
           {"source_column", d.source_column},
+          {"columns", d.columns},
           {"tokenizer", d.tokenizer},
           {"lowercase", d.lowercase},
           {"strip_accents", d.strip_accents},
@@ -311,9 +360,23 @@ void apply_override(json& j, const std::string& assignment) {
     std::string section = assignment.substr(0, dot);
     std::string key = assignment.substr(dot + 1, eq - dot - 1);
     std::string text = assignment.substr(eq + 1);
-    json value = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    const std::string where = "--set " + assignment.substr(0, eq);
+    if (!is_valid_utf8(assignment))
+        throw Error(
+            fmt::format("{}: expected UTF-8 text, byte {} of the argument is not valid UTF-8",
+                        is_valid_utf8(where) ? where : "--set", find_invalid_utf8(assignment) + 1));
+    json value;
+    try {
+        value = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    } catch (const json::exception&) {  // a number too large for a double (1e400)
+        throw Error(fmt::format("{}: the value {} is out of range", where, text));
+    }
     if (value.is_discarded()) value = text;  // a bare word: a string
+    if (!j.is_object()) throw Error(fmt::format("{}: the config is not a JSON object", where));
     if (!j.contains(section)) j[section] = json::object();
+    if (!j[section].is_object())
+        throw Error(fmt::format("{}: section {} is not an object in the config (it is {})", where,
+                                section, j[section].dump()));
     j[section][key] = value;
 }
 
@@ -323,11 +386,16 @@ Config Config::load(const std::string& path, const std::vector<std::string>& ove
     json j;
     try {
         j = json::parse(in, nullptr, true, /*ignore_comments=*/true);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // parse_error, or out_of_range for 1e400
         throw Error(fmt::format("{}: not valid JSON: {}", path, e.what()));
     }
     for (const auto& o : overrides) apply_override(j, o);
-    Config c = from_json(j, path);
+    Config c;
+    try {
+        c = from_json(j, path);
+    } catch (const json::exception& e) {  // a check missed: still name the file
+        throw Error(fmt::format("{}: {}", path, e.what()));
+    }
     size_t slash = path.find_last_of('/');
     c.base_dir = slash == std::string::npos ? "." : path.substr(0, slash);
     return c;

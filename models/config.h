@@ -16,6 +16,7 @@ struct DataConfig {
     std::string task = "dates";      // "dates": generated dates; "tsv": a parallel corpus
     std::string train, valid, test;  // TSV paths (relative to the config file's folder)
     int source_column = 0;           // which TSV column is the source (0 or 1)
+    int columns = 2;  // tab-separated columns on every TSV line; those after the 2nd are ignored
     std::string tokenizer = "char";  // "char", "word" or "bpe"
     bool lowercase = true;           // default false with tokenizer "bpe"
     bool strip_accents = false;
@@ -106,7 +107,8 @@ struct Config {
 };
 
 // Applies one "section.key=value" override to a JSON config (value parsed as JSON when it
-// parses, else taken as a string). Throws naming the key when the section is unknown.
+// parses, else taken as a string). Throws Error naming the key when the assignment is not
+// UTF-8 or not section.key=value, or when the section is not an object.
 void apply_override(nlohmann::json& j, const std::string& assignment);
 
 }  // namespace seqgrad

@@ -1,8 +1,6 @@
 #include "models/safetensors.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -12,6 +10,8 @@
 #include <filesystem>
 #include <limits>
 #include <nlohmann/json.hpp>
+
+#include "data/file_io.h"
 
 namespace seqgrad {
 
@@ -162,67 +162,6 @@ void encode_values(const real* values, int64_t count, Dtype dtype, std::vector<B
     }
 }
 
-// ---- atomic writing --------------------------------------------------------------------------
-
-// Writes a file under a temporary name next to its destination and renames it into place in
-// commit(). Destroyed without commit() (an exception on the way), it removes the temporary
-// file: the destination is either the complete old file or the complete new one, never a mix.
-class AtomicFileWriter {
-  public:
-    explicit AtomicFileWriter(const std::string& path)
-        : path_(path), temp_path_(fmt::format("{}.tmp-{}", path, ::getpid())) {
-        file_ = std::fopen(temp_path_.c_str(), "wb");
-        if (!file_) fail(fmt::format("cannot create temporary file '{}'", temp_path_));
-    }
-    ~AtomicFileWriter() {
-        if (file_) std::fclose(file_);
-        if (!committed_) std::remove(temp_path_.c_str());
-    }
-    AtomicFileWriter(const AtomicFileWriter&) = delete;
-    AtomicFileWriter& operator=(const AtomicFileWriter&) = delete;
-
-    void write(const void* bytes, size_t count) {
-        if (count > 0 && std::fwrite(bytes, 1, count, file_) != count)
-            fail(fmt::format("cannot write temporary file '{}'", temp_path_));
-    }
-
-    // Flushes the data to the disk, renames the file into place and makes the rename durable.
-    void commit() {
-        if (std::fflush(file_) != 0 || ::fsync(::fileno(file_)) != 0)
-            fail(fmt::format("cannot flush temporary file '{}'", temp_path_));
-        std::FILE* file = file_;
-        file_ = nullptr;
-        if (std::fclose(file) != 0)
-            fail(fmt::format("cannot close temporary file '{}'", temp_path_));
-        if (std::rename(temp_path_.c_str(), path_.c_str()) != 0)
-            fail(fmt::format("cannot rename '{}' to it", temp_path_));
-        committed_ = true;
-        sync_directory();
-    }
-
-  private:
-    [[noreturn]] void fail(const std::string& what) {
-        int error = errno;  // before cleanup can change it
-        throw Error(fmt::format("cannot save '{}': {}: {}", path_, what, std::strerror(error)));
-    }
-
-    // A rename is only durable once the directory holding the file is synced. Best effort:
-    // some file systems cannot sync a directory, and the new file is in place either way.
-    void sync_directory() {
-        std::string directory = std::filesystem::path(path_).parent_path().string();
-        if (directory.empty()) directory = ".";
-        int fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY);
-        if (fd < 0) return;
-        ::fsync(fd);
-        ::close(fd);
-    }
-
-    std::string path_;
-    std::string temp_path_;
-    std::FILE* file_ = nullptr;
-    bool committed_ = false;
-};
-
 // The header JSON, padded with spaces to a multiple of 8 bytes. Tensors are laid out in the
 // data section in the order given, without gaps.
 std::string make_header(const std::string& path,
@@ -264,17 +203,10 @@ std::string make_header(const std::string& path,
     return text;
 }
 
-}  // namespace
-
-void save_safetensors(const std::string& path,
-                      const std::vector<std::pair<std::string, Tensor>>& tensors,
-                      const std::map<std::string, std::string>& metadata, Dtype dtype) {
-    if (dtype != Dtype::F32 && dtype != Dtype::F64)
-        throw Error(fmt::format("cannot save '{}': tensors can be written as F32 or F64, not {}",
-                                path, dtype_name(dtype)));
-    std::string header = make_header(path, tensors, metadata, dtype);
-
-    AtomicFileWriter file(path);
+// Writes the 8-byte header length, the header and the data section through an AtomicFile.
+void write_data(const std::string& path, const std::string& header,
+                const std::vector<std::pair<std::string, Tensor>>& tensors, Dtype dtype) {
+    AtomicFile file(path);
     std::vector<Byte> bytes;
     append_little_endian(bytes, header.size(), 8);
     file.write(bytes.data(), bytes.size());
@@ -293,6 +225,23 @@ void save_safetensors(const std::string& path,
     file.commit();
 }
 
+}  // namespace
+
+void save_safetensors(const std::string& path,
+                      const std::vector<std::pair<std::string, Tensor>>& tensors,
+                      const std::map<std::string, std::string>& metadata, Dtype dtype) {
+    if (dtype != Dtype::F32 && dtype != Dtype::F64)
+        throw Error(fmt::format("cannot save '{}': tensors can be written as F32 or F64, not {}",
+                                path, dtype_name(dtype)));
+    std::string header = make_header(path, tensors, metadata, dtype);
+
+    try {
+        write_data(path, header, tensors, dtype);
+    } catch (const std::runtime_error& e) {  // the file could not be written (data/file_io.h)
+        throw Error(e.what());
+    }
+}
+
 // ---- loading ---------------------------------------------------------------------------------
 
 const Tensor* SafetensorsFile::find(const std::string& name) const {
@@ -307,21 +256,6 @@ const Tensor& SafetensorsFile::at(const std::string& name) const {
 }
 
 namespace {
-
-std::vector<Byte> read_file(const std::string& path) {
-    std::FILE* file = std::fopen(path.c_str(), "rb");
-    if (!file) throw Error(fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
-    std::vector<Byte> bytes;
-    Byte chunk[1 << 16];
-    size_t n;
-    while ((n = std::fread(chunk, 1, sizeof chunk, file)) > 0)
-        bytes.insert(bytes.end(), chunk, chunk + n);
-    bool failed = std::ferror(file);
-    int error = errno;
-    std::fclose(file);
-    if (failed) throw Error(fmt::format("cannot read '{}': {}", path, std::strerror(error)));
-    return bytes;
-}
 
 // A tensor's header entry, checked on its own (not yet against the other tensors).
 struct HeaderEntry {
@@ -419,7 +353,12 @@ HeaderEntry parse_entry(const std::string& name, const nlohmann::ordered_json& v
     for (uint64_t d : dims) {
         if (d > uint64_t(std::numeric_limits<int64_t>::max()))
             throw invalid("tensor '{}': dimension {} is too large", name, d);
-        entry.shape.push_back(int64_t(d));
+        try {  // an empty tensor's other dims can still multiply past 2^63
+            entry.shape.push_back(int64_t(d));
+        } catch (const Error&) {
+            throw invalid("tensor '{}': shape {} is too large (its sizes multiply past 2^63)", name,
+                          excerpt(shape));
+        }
     }
     return entry;
 }
@@ -465,34 +404,43 @@ void check_layout(std::vector<HeaderEntry>& entries, uint64_t data_size, const I
 
 SafetensorsFile load_safetensors(const std::string& path) {
     const Invalid invalid{path};
-    std::vector<Byte> bytes = read_file(path);
-    if (bytes.size() < 8)
-        throw invalid("the file has {} bytes, too short for the 8-byte header length",
-                      bytes.size());
-    uint64_t header_length = load_little_endian(bytes.data(), 8);
-    if (header_length > bytes.size() - 8)
+    std::string text;
+    try {
+        text = read_file(path);
+    } catch (const std::runtime_error& e) {
+        throw Error(e.what());
+    }
+    const Byte* bytes = reinterpret_cast<const Byte*>(text.data());
+    if (text.size() < 8)
+        throw invalid("the file has {} bytes, too short for the 8-byte header length", text.size());
+    uint64_t header_length = load_little_endian(bytes, 8);
+    if (header_length > text.size() - 8)
         throw invalid("header length {} is larger than the {} bytes that follow it", header_length,
-                      bytes.size() - 8);
+                      text.size() - 8);
 
-    const char* header_begin = reinterpret_cast<const char*>(bytes.data()) + 8;
+    const char* header_begin = text.data() + 8;
     nlohmann::ordered_json header;
     try {
         header = nlohmann::ordered_json::parse(header_begin, header_begin + header_length);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for 1e400
         throw invalid("the header is not valid JSON ({})", without_exception_id(e.what()));
     }
     if (!header.is_object()) throw invalid("the header is not a JSON object");
 
-    const Byte* data = bytes.data() + 8 + header_length;
-    const uint64_t data_size = bytes.size() - 8 - header_length;
+    const Byte* data = bytes + 8 + header_length;
+    const uint64_t data_size = text.size() - 8 - header_length;
     SafetensorsFile file;
     file.path = path;
     std::vector<HeaderEntry> entries;
-    for (const auto& [name, value] : header.items()) {
-        if (name == "__metadata__")
-            file.metadata = parse_metadata(value, invalid);
-        else
-            entries.push_back(parse_entry(name, value, data_size, invalid));
+    try {  // every JSON access below is checked first; this catches what a check missed
+        for (const auto& [name, value] : header.items()) {
+            if (name == "__metadata__")
+                file.metadata = parse_metadata(value, invalid);
+            else
+                entries.push_back(parse_entry(name, value, data_size, invalid));
+        }
+    } catch (const nlohmann::json::exception& e) {
+        throw invalid("unexpected header content ({})", without_exception_id(e.what()));
     }
     check_layout(entries, data_size, invalid);
 

@@ -77,6 +77,7 @@ std::vector<EncodedPair> Task::encode(const std::vector<SentencePair>& pairs) co
 static std::vector<SentencePair> read_split(const Config& c, const std::string& path, bool quiet) {
     CorpusOptions options;
     options.source_column = c.data.source_column;
+    options.columns = size_t(c.data.columns);
     options.on_bad_line = on_bad_line_from_string(c.data.bad_lines);
     CorpusReadResult r = read_parallel_corpus(c.resolve(path), options);
     if (r.skipped > 0 && !quiet) {

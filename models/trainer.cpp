@@ -5,8 +5,9 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
-#include <fstream>
+#include <optional>
 
 #include "autograd/gemm.h"
 #include "autograd/parallel.h"
@@ -15,6 +16,8 @@
 #include "data/file_io.h"
 #include "models/checkpoint.h"
 #include "models/data_parallel.h"
+#include "models/metrics_log.h"
+#include "models/run_lock.h"
 #include "models/seq2seq.h"
 #include "models/task.h"
 #include "models/translator.h"
@@ -28,6 +31,25 @@ namespace seqgrad {
 std::atomic<bool>& stop_requested() {
     static std::atomic<bool> flag{false};
     return flag;
+}
+
+namespace {
+// While a WriteSection lives, a second Ctrl-C waits for it to end before exiting (request_stop).
+std::atomic<int> stop_requests{0};
+std::atomic<int> writes_in_progress{0};
+}  // namespace
+
+void request_stop() {
+    stop_requested() = true;
+    if (++stop_requests >= 2 && writes_in_progress == 0) std::_Exit(130);
+}
+
+WriteSection::WriteSection() {
+    writes_in_progress++;
+}
+
+WriteSection::~WriteSection() {
+    if (--writes_in_progress == 0 && stop_requests >= 2) std::_Exit(130);
 }
 
 namespace {
@@ -127,6 +149,21 @@ json run_config_json(const Config& config, const std::string& run_dir) {
     return j;
 }
 
+// The loss, token and timing sums between two train records.
+struct LogWindow {
+    Clock::time_point start = Clock::now();
+    int64_t tokens = 0;
+    double loss_sum = 0;
+    void restart() { *this = LogWindow(); }
+};
+
+// What one optimizer step measured.
+struct StepResult {
+    double loss = 0, lr = 0, grad_norm = 0;
+    int64_t tokens = 0;
+    json group_norms;  // on logging steps only
+};
+
 class Run {
   public:
     Run(const Config& config, const TrainOptions& options)
@@ -135,38 +172,32 @@ class Run {
         set_num_threads(config.train.threads);  // the optimizer's passes (autograd/parallel.h)
         if (config.train.threads > 1 && config.train.parallel == "data")
             parallel_ = std::make_unique<DataParallel>(config.train.threads);  // BLAS: 1 thread
+        // Everything that can fail on bad input happens before anything is written to disk.
+        const std::string config_text = run_config_json(config, dir_).dump(2) + "\n";
+        if (!options.resume) task_ = prepare_task(config, options.quiet);
         std::filesystem::create_directories(dir_);
+        lock_ = std::make_unique<RunDirLock>(dir_);  // held until the run ends
+        for (const std::string& stale : remove_stale_temporaries(dir_))
+            if (!options.quiet)
+                fmt::print(stderr, "removed {} (left by a process that died)\n", stale);
         if (options.resume) {
             task_ = prepare_task_with_vocabs(config, dir_, true, options.quiet);
         } else {
-            task_ = prepare_task(config, options.quiet);
             task_.source_vocab.save(dir_ + "/vocab.source.json");
             task_.target_vocab.save(dir_ + "/vocab.target.json");
             save_bpe_codes(task_.pipeline, dir_);
-            std::filesystem::remove(dir_ + "/metrics.jsonl");
+            std::filesystem::remove(dir_ + "/best.safetensors");  // an older run's
         }
-        write_file_atomically(dir_ + "/config.json", run_config_json(config, dir_).dump(2) + "\n");
+        write_file_atomically(dir_ + "/config.json", config_text);
         model_ = std::make_unique<Seq2Seq>(config.model, task_.source_vocab.size(),
                                            task_.target_vocab.size(), rng_);
         optimizer_ = make_optimizer(config.train, *model_);
         schedule_ = make_schedule(config.train);
-
-        BatchingOptions b;
-        b.batch_size = config.train.batch_size;
-        b.max_source_length = size_t(config.data.max_source_len);
-        b.max_target_length = size_t(config.data.max_target_len);
-        b.seed = config.train.seed;
-        train_batches_ = std::make_unique<Batcher>(task_.encode(task_.train), b);
-        b.shuffle = false;
-        b.max_source_length = b.max_target_length = 0;
-        valid_batches_ = std::make_unique<Batcher>(task_.encode(task_.valid), b);
-        if (train_batches_->num_examples() == 0)
-            throw Error(
-                fmt::format("{}: every training pair is longer than data.max_source_len / "
-                            "data.max_target_len",
-                            task_.name));
+        make_batchers();
         if (options.resume) restore(dir_ + "/last.safetensors");
-        metrics_.open(dir_ + "/metrics.jsonl", std::ios::app);
+        metrics_ = options.resume
+                       ? MetricsLog::open_for_resume(dir_ + "/metrics.jsonl", progress_.step)
+                       : MetricsLog::create(dir_ + "/metrics.jsonl");
         if (!options.quiet) {
             fmt::print(stderr,
                        "seqgrad train: {} | {} train / {} valid pairs ({} dropped as too long) | "
@@ -178,126 +209,157 @@ class Run {
         }
     }
 
-    const Task& task() const { return task_; }
-    const Seq2Seq& model() const { return *model_; }
-
     TrainSummary run(const std::function<void(const std::string&)>& on_validation) {
         const TrainConfig& t = config_.train;
-        const size_t batches_per_epoch = train_batches_->num_batches();
-        const int64_t total_steps =
-            t.max_steps > 0 ? t.max_steps : int64_t(t.epochs) * int64_t(batches_per_epoch);
+        total_steps_ = t.max_steps > 0 ? t.max_steps
+                                       : int64_t(t.epochs) * int64_t(train_batches_->num_batches());
         TrainSummary summary;
         summary.metric_name = task_.is_dates() ? "accuracy" : "bleu";
-        auto start = Clock::now();
-        int64_t tokens_since_log = 0;
-        auto log_start = Clock::now();
-        double loss_sum = 0;
-        int64_t loss_tokens = 0;
-        bool stop = false;
+        start_ = Clock::now();
         model_->train();
         if (progress_.step == 0) save(dir_ + "/last.safetensors");  // a checkpoint to fall back to
 
         // every step ends with step_and_zero_grad: the gradients are zero at the top of the next
         optimizer_->zero_grad();
-        while (!stop && progress_.epoch < uint64_t(t.epochs) && progress_.step < total_steps) {
-            EpochIterator it(*train_batches_, progress_.epoch, progress_.batch_in_epoch);
-            while (it.has_next()) {
-                Batch batch = it.next();
-                double lr = schedule_->lr_at(progress_.step);
-                optimizer_->set_lr(lr);
-                LossOutput out;
-                try {
-                    if (parallel_)  // forward and backward, the batch's rows split over threads
-                        out = parallel_->forward_backward(*model_, batch, t.teacher_forcing,
-                                                          t.label_smoothing, rng_);
-                    else
-                        out = model_->forward_loss(batch, t.teacher_forcing, t.label_smoothing);
-                } catch (const Error& e) {
-                    // e.g. a softmax over a row that overflowed to inf: the weights diverged
-                    throw Error(
-                        fmt::format("step {}: {} — training stopped; the last good "
-                                    "checkpoint is {}/last.safetensors",
-                                    progress_.step + 1, e.what(), dir_));
-                }
-                double loss = out.loss.item();
-                if (!std::isfinite(loss)) fail_non_finite("loss", loss);
-                if (!parallel_) out.loss.backward();
-                // clip_grad_norm, with the factor applied by the optimizer step (no pass of its
-                // own), except on logging steps: the group norms logged are the clipped ones.
-                const std::vector<Tensor> params = model_->parameters();
-                GradClip clip =
-                    clip_grad_norm_factor(params, t.clip_norm > 0 ? t.clip_norm : INFINITY);
-                double grad_norm = clip.norm;
-                if (!std::isfinite(grad_norm)) fail_non_finite("gradient norm", grad_norm);
-                bool log_now = (progress_.step + 1) % t.log_every == 0;
-                if (log_now && clip.clipped()) {
-                    scale_grads(params, clip.scale);
-                    clip.scale = 1;
-                }
-                json group_norms = log_now ? group_gradient_norms(*model_) : json();
-                optimizer_->step_and_zero_grad(clip.scale);
-                progress_.step++;
-                progress_.batch_in_epoch++;
-                tokens_since_log += out.num_tokens;
-                loss_sum += loss * double(out.num_tokens);
-                loss_tokens += out.num_tokens;
-
-                if (log_now) {
-                    double elapsed = seconds_since(log_start);
-                    double tokens_per_s = tokens_since_log / std::max(elapsed, 1e-9);
-                    double mean_loss = loss_sum / std::max<int64_t>(loss_tokens, 1);
-                    metrics_ << json{{"type", "train"},
-                                     {"step", progress_.step},
-                                     {"epoch", progress_.epoch + 1},
-                                     {"loss", mean_loss},
-                                     {"lr", lr},
-                                     {"grad_norm", grad_norm},
-                                     {"clipped", t.clip_norm > 0 && grad_norm > t.clip_norm},
-                                     {"grad_norms", group_norms},
-                                     {"tokens_per_s", tokens_per_s},
-                                     {"elapsed_s", seconds_since(start)}}
-                                    .dump()
-                             << "\n";
-                    metrics_.flush();
-                    show_progress(total_steps, mean_loss, tokens_per_s, grad_norm, start);
-                    tokens_since_log = 0;
-                    loss_sum = 0;
-                    loss_tokens = 0;
-                    log_start = Clock::now();
-                }
-                if (t.validate_every > 0 && progress_.step % t.validate_every == 0) {
-                    if (validate(summary, on_validation)) stop = true;
-                    log_start = Clock::now();
-                }
-                if (stop_requested()) {
-                    summary.interrupted = true;
-                    stop = true;
-                }
-                if (progress_.step >= total_steps) stop = true;
-                if (stop) break;
-            }
-            if (!it.has_next()) {  // the epoch is complete
-                progress_.epoch++;
-                progress_.batch_in_epoch = 0;
-                progress_.epochs_completed++;
-                if (t.validate_every == 0 && !summary.interrupted) {
-                    if (validate(summary, on_validation)) stop = true;
-                    log_start = Clock::now();
-                }
-            }
+        bool stop = false;
+        while (!stop && progress_.epoch < uint64_t(t.epochs) && progress_.step < total_steps_) {
+            stop = run_epoch(summary, on_validation);
             save(dir_ + "/last.safetensors");
         }
-        save(dir_ + "/last.safetensors");
         if (!options_.quiet) fmt::print(stderr, "\n");
+        if (stop_requested()) summary.interrupted = true;
         if (!summary.interrupted && !task_.test.empty()) test(summary);
+        metrics_->sync();
         summary.steps = progress_.step;
         summary.epochs_completed = progress_.epochs_completed;
         summary.best_valid_loss = progress_.best_valid_loss;
-        summary.seconds = seconds_since(start);
+        summary.seconds = seconds_since(start_);
         return summary;
     }
 
   private:
+    void make_batchers() {
+        BatchingOptions b;
+        b.batch_size = config_.train.batch_size;
+        b.max_source_length = size_t(config_.data.max_source_len);
+        b.max_target_length = size_t(config_.data.max_target_len);
+        b.seed = config_.train.seed;
+        train_batches_ = std::make_unique<Batcher>(task_.encode(task_.train), b);
+        b.shuffle = false;
+        b.max_source_length = b.max_target_length = 0;
+        valid_batches_ = std::make_unique<Batcher>(task_.encode(task_.valid), b);
+        if (train_batches_->num_examples() == 0)
+            throw Error(
+                fmt::format("{}: every training pair is longer than data.max_source_len / "
+                            "data.max_target_len",
+                            task_.name));
+    }
+
+    // The rest of the current epoch (from progress_.batch_in_epoch). Returns whether training
+    // stops: Ctrl-C, max_steps, or early stopping.
+    bool run_epoch(TrainSummary& summary, const std::function<void(const std::string&)>& cb) {
+        const TrainConfig& t = config_.train;
+        EpochIterator it(*train_batches_, progress_.epoch, progress_.batch_in_epoch);
+        bool stop = false;
+        while (!stop && it.has_next()) {
+            const bool log_now = (progress_.step + 1) % t.log_every == 0;
+            StepResult r = step(it.next(), log_now);
+            window_.tokens += r.tokens;
+            window_.loss_sum += r.loss * double(r.tokens);
+            if (log_now) log_train_record(r);
+            if (t.validate_every > 0 && progress_.step % t.validate_every == 0) {
+                stop = validate(summary, cb);
+                window_.start = Clock::now();
+            }
+            if (stop_requested()) summary.interrupted = stop = true;
+            if (progress_.step >= total_steps_) stop = true;
+        }
+        if (!it.has_next()) {  // the epoch is complete
+            progress_.epoch++;
+            progress_.batch_in_epoch = 0;
+            progress_.epochs_completed++;
+            if (t.validate_every == 0 && !summary.interrupted) {
+                stop = validate(summary, cb) || stop;
+                window_.start = Clock::now();
+            }
+        }
+        return stop;
+    }
+
+    // One optimizer step: forward (teacher forcing), backward, clipping, update.
+    StepResult step(const Batch& batch, bool log_now) {
+        const TrainConfig& t = config_.train;
+        StepResult r;
+        r.lr = schedule_->lr_at(progress_.step);
+        optimizer_->set_lr(r.lr);
+        LossOutput out;
+        try {
+            if (parallel_)  // forward and backward, the batch's rows split over threads
+                out = parallel_->forward_backward(*model_, batch, t.teacher_forcing,
+                                                  t.label_smoothing, rng_);
+            else
+                out = model_->forward_loss(batch, t.teacher_forcing, t.label_smoothing);
+        } catch (const Error& e) {
+            // e.g. a softmax over a row that overflowed to inf: the weights diverged
+            throw Error(
+                fmt::format("step {}: {} — training stopped; the last good "
+                            "checkpoint is {}/last.safetensors",
+                            progress_.step + 1, e.what(), dir_));
+        }
+        r.loss = out.loss.item();
+        r.tokens = out.num_tokens;
+        if (!std::isfinite(r.loss)) fail_non_finite("loss", r.loss);
+        if (!parallel_) out.loss.backward();
+        // clip_grad_norm, with the factor applied by the optimizer step (no pass of its
+        // own), except on logging steps: the group norms logged are the clipped ones.
+        const std::vector<Tensor> params = model_->parameters();
+        GradClip clip = clip_grad_norm_factor(params, t.clip_norm > 0 ? t.clip_norm : INFINITY);
+        r.grad_norm = clip.norm;
+        if (!std::isfinite(r.grad_norm)) fail_non_finite("gradient norm", r.grad_norm);
+        if (log_now && clip.clipped()) {
+            scale_grads(params, clip.scale);
+            clip.scale = 1;
+        }
+        if (log_now) r.group_norms = group_gradient_norms(*model_);
+        optimizer_->step_and_zero_grad(clip.scale);
+        progress_.step++;
+        progress_.batch_in_epoch++;
+        return r;
+    }
+
+    void log_train_record(const StepResult& r) {
+        const double elapsed = seconds_since(window_.start);
+        const double tokens_per_s = double(window_.tokens) / std::max(elapsed, 1e-9);
+        const double mean_loss = window_.loss_sum / double(std::max<int64_t>(window_.tokens, 1));
+        append_record(
+            json{{"type", "train"},
+                 {"step", progress_.step},
+                 {"epoch", progress_.epoch + 1},
+                 {"loss", mean_loss},
+                 {"lr", r.lr},
+                 {"grad_norm", r.grad_norm},
+                 {"clipped", config_.train.clip_norm > 0 && r.grad_norm > config_.train.clip_norm},
+                 {"grad_norms", r.group_norms},
+                 {"tokens_per_s", tokens_per_s},
+                 {"elapsed_s", seconds_since(start_)}});
+        show_progress(mean_loss, tokens_per_s, r.grad_norm);
+        window_.restart();
+    }
+
+    // A record for metrics.jsonl. A failed write stops the run (MetricsLog says why), keeping
+    // the last checkpoint written, whose step the metrics file still covers.
+    void append_record(const json& record) {
+        WriteSection writing;
+        try {
+            metrics_->append(record);
+        } catch (const Error& e) {
+            throw Error(
+                fmt::format("{} — training stopped; the last good checkpoint is "
+                            "{}/last.safetensors",
+                            e.what(), dir_));
+        }
+    }
+
     [[noreturn]] void fail_non_finite(const char* what, double value) {
         throw Error(
             fmt::format("step {}: the {} became {} — training stopped; the last good "
@@ -306,19 +368,34 @@ class Run {
                         progress_.step + 1, what, value, dir_));
     }
 
-    void show_progress(int64_t total_steps, double loss, double tokens_per_s, double grad_norm,
-                       Clock::time_point start) {
+    void show_progress(double loss, double tokens_per_s, double grad_norm) {
         if (options_.quiet) return;
-        double elapsed = seconds_since(start);
-        double per_step = elapsed / std::max<int64_t>(progress_.step - first_step_, 1);
-        double eta = per_step * double(total_steps - progress_.step);
+        double elapsed = seconds_since(start_);
+        double per_step = elapsed / double(std::max<int64_t>(progress_.step - first_step_, 1));
+        double eta = per_step * double(total_steps_ - progress_.step);
         bool tty = isatty(STDERR_FILENO);
         fmt::print(stderr,
                    "{}epoch {} step {}/{} loss {:.4f} |g| {:.3f} {:.0f} tok/s ETA {:.0f}s{}",
-                   tty ? "\r" : "", progress_.epoch + 1, progress_.step, total_steps, loss,
+                   tty ? "\r" : "", progress_.epoch + 1, progress_.step, total_steps_, loss,
                    grad_norm, tokens_per_s, eta, tty ? "   " : "\n");
     }
 
+    // Greedy translations of `sources`, a chunk at a time so that Ctrl-C is heard between
+    // chunks. Returns fewer than sources.size() when a stop was requested.
+    std::vector<std::string> decode_greedy(const std::vector<std::string>& sources) {
+        DecodeOptions greedy = decode_options_from(config_.decode);
+        greedy.beam_size = 1;
+        constexpr size_t kChunk = 256;
+        std::vector<std::string> hypotheses;
+        for (size_t begin = 0; begin < sources.size() && !stop_requested(); begin += kChunk) {
+            std::vector<std::string> chunk(
+                sources.begin() + long(begin),
+                sources.begin() + long(std::min(sources.size(), begin + kChunk)));
+            for (const Translation& tr : translate(*model_, task_, chunk, greedy))
+                hypotheses.push_back(tr.text);
+        }
+        return hypotheses;
+    }
     // Validation loss (teacher forced) and the task metric from greedy decoding. Returns
     // whether training should stop early.
     bool validate(TrainSummary& summary, const std::function<void(const std::string&)>& cb) {
@@ -344,11 +421,10 @@ class Run {
             // the model writes normalised text: compare with the normalised reference
             references.push_back(task_.pipeline.join(task_.pipeline.tokens(task_.valid[i].target)));
         }
-        DecodeOptions greedy = decode_options_from(config_.decode);
-        greedy.beam_size = 1;
-        std::vector<std::string> hypotheses;
-        for (const Translation& tr : translate(*model_, task_, sources, greedy))
-            hypotheses.push_back(tr.text);
+        // Ctrl-C during the decoding: the metric of the sentences decoded so far
+        const std::vector<std::string> hypotheses = decode_greedy(sources);
+        n = hypotheses.size();
+        references.resize(n);
         double metric = 0;
         if (n > 0) {
             if (task_.is_dates()) {
@@ -372,17 +448,14 @@ class Run {
         summary.last_valid_loss = valid_loss;
         summary.validations++;
         summary.last_valid_metric = metric;
-        metrics_ << json{{"type", "valid"},
-                         {"step", progress_.step},
-                         {"epoch", progress_.epochs_completed},
-                         {"loss", valid_loss},
-                         {"perplexity", std::exp(valid_loss)},
-                         {summary.metric_name, metric},
-                         {"decoded", n},
-                         {"seconds", seconds_since(start)}}
-                        .dump()
-                 << "\n";
-        metrics_.flush();
+        append_record(json{{"type", "valid"},
+                           {"step", progress_.step},
+                           {"epoch", progress_.epochs_completed},
+                           {"loss", valid_loss},
+                           {"perplexity", std::exp(valid_loss)},
+                           {summary.metric_name, metric},
+                           {"decoded", n},
+                           {"seconds", seconds_since(start)}});
         if (!options_.quiet)
             fmt::print(stderr,
                        "\nvalidation after step {}: loss {:.4f} (ppl {:.2f}), {} {:.2f}{}\n",
@@ -401,7 +474,8 @@ class Run {
         return false;
     }
 
-    // The held-out test split, decoded greedily with the best checkpoint's weights.
+    // The held-out test split, decoded greedily with the best checkpoint's weights. Ctrl-C
+    // stops it (no test record is written).
     void test(TrainSummary& summary) {
         std::string best = dir_ + "/best.safetensors";
         if (std::filesystem::exists(best)) load_parameters(load_safetensors(best), *model_);
@@ -411,28 +485,26 @@ class Run {
             sources.push_back(p.source);
             references.push_back(task_.pipeline.join(task_.pipeline.tokens(p.target)));
         }
-        DecodeOptions greedy = decode_options_from(config_.decode);
-        greedy.beam_size = 1;
         auto start = Clock::now();
-        for (const Translation& tr : translate(*model_, task_, sources, greedy))
-            hypotheses.push_back(tr.text);
+        hypotheses = decode_greedy(sources);
         double seconds = seconds_since(start);
+        model_->train();
+        if (hypotheses.size() < sources.size()) {
+            summary.interrupted = true;
+            return;
+        }
         summary.test_metric = task_.is_dates()
                                   ? 100.0 * exact_match_accuracy(hypotheses, references)
                                   : corpus_bleu(hypotheses, {references}).score;
         summary.has_test = true;
-        metrics_ << json{{"type", "test"},
-                         {"step", progress_.step},
-                         {summary.metric_name, summary.test_metric},
-                         {"sentences", sources.size()},
-                         {"greedy_sentences_per_s", double(sources.size()) / seconds}}
-                        .dump()
-                 << "\n";
-        metrics_.flush();
+        append_record(json{{"type", "test"},
+                           {"step", progress_.step},
+                           {summary.metric_name, summary.test_metric},
+                           {"sentences", sources.size()},
+                           {"greedy_sentences_per_s", double(sources.size()) / seconds}});
         if (!options_.quiet)
             fmt::print(stderr, "test ({} sentences, best checkpoint, greedy): {} {:.2f}\n",
                        sources.size(), summary.metric_name, summary.test_metric);
-        model_->train();
     }
 
     void save(const std::string& path) {
@@ -441,6 +513,7 @@ class Run {
                   {"optimizer", optimizer_->state_json()},
                   {"schedule", schedule_->state_json()},
                   {"config", config_.to_json()}};
+        WriteSection writing;
         save_checkpoint(path, *model_, optimizer_->state_tensors(), meta);
     }
 
@@ -448,13 +521,29 @@ class Run {
         SafetensorsFile file = load_safetensors(path);
         load_parameters(file, *model_);
         json meta = checkpoint_metadata(file);
-        progress_ = Progress::from_json(meta.at("progress"));
+        for (const char* key : {"progress", "rng", "optimizer", "schedule"})
+            if (!meta.is_object() || !meta.contains(key))
+                throw Error(fmt::format(
+                    "{}: cannot resume: the checkpoint has no training state ('{}' is missing "
+                    "from its seqgrad metadata); it holds weights only (`translate` and `eval` "
+                    "can use it, `train --resume` cannot)",
+                    path, key));
+        try {
+            progress_ = Progress::from_json(meta.at("progress"));
+            rng_.set_state(rng_state_from_json(meta.at("rng")));
+            NamedTensors tensors;
+            for (const auto& t : file.tensors) tensors.emplace_back(t.name, t.value);
+            optimizer_->load_state(tensors, meta.at("optimizer"));
+            schedule_->load_state(meta.at("schedule"));
+        } catch (const nlohmann::json::exception& e) {
+            throw Error(
+                fmt::format("{}: cannot resume: the training state in its metadata is "
+                            "malformed ({})",
+                            path, e.what()));
+        } catch (const Error& e) {
+            throw Error(fmt::format("{}: cannot resume: {}", path, e.what()));
+        }
         first_step_ = progress_.step;
-        rng_.set_state(rng_state_from_json(meta.at("rng")));
-        NamedTensors tensors;
-        for (const auto& t : file.tensors) tensors.emplace_back(t.name, t.value);
-        optimizer_->load_state(tensors, meta.at("optimizer"));
-        schedule_->load_state(meta.at("schedule"));
         if (!options_.quiet)
             fmt::print(stderr, "resuming {} at step {} (epoch {}, batch {})\n", path,
                        progress_.step, progress_.epoch + 1, progress_.batch_in_epoch);
@@ -470,9 +559,13 @@ class Run {
     std::unique_ptr<DataParallel> parallel_;  // threads > 1 with parallel = "data"
     std::unique_ptr<LrSchedule> schedule_;
     std::unique_ptr<Batcher> train_batches_, valid_batches_;
-    std::ofstream metrics_;
+    std::unique_ptr<RunDirLock> lock_;
+    std::optional<MetricsLog> metrics_;
     Progress progress_;
     int64_t first_step_ = 0;
+    int64_t total_steps_ = 0;
+    Clock::time_point start_;
+    LogWindow window_;
 };
 
 }  // namespace

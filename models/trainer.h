@@ -44,7 +44,22 @@ struct TrainOptions {
 // Trains as the config says; writes everything into config.output.run_dir.
 TrainSummary train(const Config& config, const TrainOptions& options = {});
 
-// Set (e.g. by a SIGINT handler) to stop after the current step, writing `last`.
+// Set to stop after the current step (or between chunks of the final test's decoding),
+// writing `last`.
 std::atomic<bool>& stop_requested();
+
+// What Ctrl-C calls (async-signal-safe). The first request sets stop_requested(); a second one
+// exits the process at once with status 130, or, while a checkpoint or metrics record is being
+// written (a WriteSection lives), right after that write.
+void request_stop();
+
+// Marks a file write that a second Ctrl-C lets finish before the process exits.
+class WriteSection {
+  public:
+    WriteSection();
+    ~WriteSection();
+    WriteSection(const WriteSection&) = delete;
+    WriteSection& operator=(const WriteSection&) = delete;
+};
 
 }  // namespace seqgrad

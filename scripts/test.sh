@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # The whole test suite: a release build (-O2, the fast kernels) running every test through ctest;
 # a release build with only the reference kernels (-DSEQGRAD_KERNELS=reference) running the unit
-# tests and the end-to-end training tests (the date task learns, resume is bit-exact); then a
-# sanitizer build (address + undefined) running the unit tests. Exits non-zero on any failure.
+# tests and the end-to-end training tests (the date task learns, resume is bit-exact); the
+# installed package built against by examples/ in float and double (scripts/install_example.sh);
+# every libFuzzer harness for SEQGRAD_FUZZ_SECONDS (default 60) each, two at a time
+# (scripts/fuzz.sh, clang); then a sanitizer build (address + undefined) running the unit tests.
+# Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
@@ -14,6 +17,8 @@ cmake -S . -B build-reference -DCMAKE_BUILD_TYPE=Release -DSEQGRAD_KERNELS=refer
 cmake --build build-reference -j"$jobs" --target unit_tests train_test_train_end_to_end
 ctest --test-dir build-reference --output-on-failure -j"$jobs" -L unit
 ctest --test-dir build-reference --output-on-failure -j"$jobs" -R '^train/test_train_end_to_end/'
+bash scripts/install_example.sh build
+bash scripts/fuzz.sh "${SEQGRAD_FUZZ_SECONDS:-60}"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DSEQGRAD_SANITIZE=ON -DSEQGRAD_BUILD_BENCH=OFF >/dev/null
 cmake --build build-asan -j"$jobs" --target unit_tests
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \

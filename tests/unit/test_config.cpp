@@ -82,3 +82,55 @@ TEST_CASE("load: missing file, invalid JSON, relative paths resolved against the
     CHECK(c.resolve(c.data.valid) == "/abs/b.tsv");
     std::remove(path.c_str());
 }
+
+TEST_CASE("issue 17: every JSON failure while loading names the file or the --set key") {
+    std::string path = "test_config_overflow_tmp.json";
+    {
+        std::ofstream out(path);
+        out << R"({"train": {"lr": 1e400}})";  // nlohmann throws out_of_range.406, not parse_error
+    }
+    CHECK_THROWS_WITH_AS(Config::load(path), doctest::Contains((path + ": not valid JSON").c_str()),
+                         Error);
+    {
+        std::ofstream out(path);
+        out << R"({"train": {"lr": 0.01}, "model": 5})";
+    }
+    // --set into a section that is not an object: a message naming the key, not a type_error
+    CHECK_THROWS_WITH_AS(Config::load(path, {"model.hidden_size=3"}),
+                         doctest::Contains("--set model.hidden_size: section model is not an "
+                                           "object"),
+                         Error);
+    // a --set value that is not valid UTF-8 names the key, and is refused before any use
+    CHECK_THROWS_WITH_AS(Config::load(path, {"output.run_dir=runs/\xff\xfe"}),
+                         doctest::Contains("--set output.run_dir: expected UTF-8 text"), Error);
+    std::remove(path.c_str());
+    json top = json::array();
+    CHECK_THROWS_WITH_AS(apply_override(top, "train.lr=1"),
+                         doctest::Contains("the config is not a JSON object"), Error);
+    // a string that is not UTF-8 in a JSON object built in code (the file parser rejects them)
+    CHECK(error_of({{"output", {{"run_dir", "runs/\xc3"}}}}) ==
+          "c.json: output.run_dir: expected a UTF-8 string, byte 6 is not valid UTF-8");
+}
+
+TEST_CASE("issue 17: a data key the chosen task never reads is an error naming key and task") {
+    CHECK(error_of({{"data", {{"task", "dates"}, {"train", "x.tsv"}}}}) ==
+          "c.json: data.train: not read by data.task \"dates\" (the dates task generates its "
+          "pairs); remove the key, or set data.task to \"tsv\" to train on files");
+    CHECK(error_of({{"data", {{"train", "x.tsv"}}}}).find("data.train: not read") !=
+          std::string::npos);  // dates is the default task
+    CHECK(error_of({{"data", {{"columns", 3}}}}).find("data.columns: not read") !=
+          std::string::npos);
+    CHECK(error_of(
+              {{"data", {{"task", "tsv"}, {"train", "a"}, {"valid", "b"}, {"dates_train", 5}}}}) ==
+          "c.json: data.dates_train: not read by data.task \"tsv\" (only the dates task "
+          "generates pairs); remove the key");
+    // A key at its default is fine: a run directory's config.json lists every key.
+    Config dates = Config::from_json(json::object());
+    CHECK_NOTHROW(Config::from_json(dates.to_json()));
+    json tsv = {{"data", {{"task", "tsv"}, {"train", "a"}, {"valid", "b"}, {"columns", 3}}}};
+    Config c = Config::from_json(tsv);
+    CHECK(c.data.columns == 3);
+    CHECK_NOTHROW(Config::from_json(c.to_json()));
+    CHECK(error_of({{"data", {{"task", "tsv"}, {"train", "a"}, {"valid", "b"}, {"columns", 1}}}})
+              .find("data.columns: expected an integer in [2, 64]") != std::string::npos);
+}

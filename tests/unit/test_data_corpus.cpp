@@ -37,12 +37,14 @@ CorpusOptions skipping() {
 
 }  // namespace
 
-TEST_CASE("reads pairs with line numbers, CRLF, a BOM, extra columns and padding are handled") {
+TEST_CASE("reads pairs with line numbers, CRLF, a BOM, metadata columns and padding are handled") {
     const std::string text =
-        "\xEF\xBB\xBFgo .\tva !\r\n"
-        "  i am cold .  \tj ai froid .\n"
+        "\xEF\xBB\xBFgo .\tva !\tCC-BY 2.0\r\n"
+        "  i am cold .  \tj ai froid .\t#1\n"
         "hello\tbonjour\tCC-BY 2.0 (France) Attribution: tatoeba.org\n";
-    const CorpusReadResult result = parse_parallel_corpus(text, "mem.tsv");
+    CorpusOptions three_columns;
+    three_columns.columns = 3;
+    const CorpusReadResult result = parse_parallel_corpus(text, "mem.tsv", three_columns);
     REQUIRE(result.pairs.size() == 3);
     CHECK(result.skipped == 0);
     CHECK(result.pairs[0].source == "go .");
@@ -131,4 +133,24 @@ TEST_CASE("the shipped eng-fra corpus reads cleanly, French as the source") {
     // Line 1 of train.tsv: "i am afraid he will make a mistake .<TAB>j ai peur qu il ..."
     CHECK(train.pairs[0].target == "i am afraid he will make a mistake .");
     CHECK(train.pairs[0].source == "j ai peur qu il commette une erreur .");
+}
+
+TEST_CASE("a line with more columns than data.columns says is an error naming file and line") {
+    // A tab inside a sentence must not silently turn one pair into a wrong one.
+    const std::string text = "go .\tva !\nhe said\tthen left\til a dit\n";
+    CHECK_THROWS_WITH(parse_parallel_corpus(text, "tab.tsv"),
+                      doctest::Contains("tab.tsv:2: 3 tab-separated columns, expected 2"));
+    CHECK_THROWS_WITH(parse_parallel_corpus(text, "tab.tsv"), doctest::Contains("data.columns"));
+    CorpusOptions skip;
+    skip.on_bad_line = OnBadLine::skip;
+    const CorpusReadResult skipped = parse_parallel_corpus(text, "tab.tsv", skip);
+    CHECK(skipped.pairs.size() == 1);
+    CHECK(skipped.skipped == 1);
+    // Fewer columns than declared is an error too: the metadata column is missing.
+    CorpusOptions three;
+    three.columns = 3;
+    CHECK_THROWS_WITH(parse_parallel_corpus("a\tb\tmeta\nc\td\n", "m.tsv", three),
+                      doctest::Contains("m.tsv:2: 2 tab-separated columns, expected 3"));
+    three.columns = 1;
+    CHECK_THROWS_AS(parse_parallel_corpus("a\tb\n", "m.tsv", three), std::invalid_argument);
 }

@@ -79,21 +79,6 @@ Heatmap attention_example() {
     return h;
 }
 
-std::string slurp(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
-std::filesystem::path fresh_temp_dir() {
-    auto dir = std::filesystem::temp_directory_path() /
-               ("seqgrad_test_plot_" + std::to_string(::getpid()));
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
-    return dir;
-}
-
 }  // namespace
 
 // The checker is the judge in every SVG test below, so first show that it can say no.
@@ -322,27 +307,4 @@ TEST_CASE("to_csv quotes commas, quotes, line breaks and edge spaces, and nothin
           "\" padded\",plain\n");
     CHECK(to_csv({}, {{"a", "b"}, {"c"}}) == "a,b\nc\n");
     CHECK_THROWS_AS(to_csv({"a", "b"}, {{"only one"}}), std::invalid_argument);
-}
-
-TEST_CASE("write_file_atomic writes, replaces, leaves no temporary, and reports failures") {
-    const auto dir = fresh_temp_dir();
-    const auto path = (dir / "plot.svg").string();
-
-    write_file_atomic(path, "first");
-    CHECK(slurp(path) == "first");
-    const std::string big(3 << 20, 'x');  // large enough that write() may need several calls
-    write_file_atomic(path, big);
-    CHECK(slurp(path) == big);
-    CHECK_FALSE(std::filesystem::exists(path + ".tmp"));
-
-    const std::string missing = (dir / "no_such_dir" / "plot.svg").string();
-    try {
-        write_file_atomic(missing, "x");
-        FAIL("expected an exception");
-    } catch (const std::runtime_error& e) {
-        const std::string message = e.what();
-        CHECK(message.find(missing) != std::string::npos);
-        CHECK(message.find("No such file or directory") != std::string::npos);
-    }
-    std::filesystem::remove_all(dir);
 }

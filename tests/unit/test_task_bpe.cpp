@@ -51,6 +51,7 @@ Config bpe_config(const std::string& dir, json data_overrides = json::object()) 
                  {"tokenizer", "bpe"}, {"bpe_merges", 40},     {"source_column", 1}};
     for (auto it = data_overrides.begin(); it != data_overrides.end(); ++it)
         data[it.key()] = it.value();
+    if (data["tokenizer"] != "bpe") data.erase("bpe_merges");  // an error with char / word
     Config c = Config::from_json({{"data", data}}, dir + "/config.json");
     c.base_dir = dir;
     return c;
