@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <optional>
 
 #include "autograd/gemm.h"
@@ -33,9 +34,11 @@ int DataParallel::threads() const {
 
 LossOutput DataParallel::forward_backward(const Seq2Seq& model, const Batch& batch,
                                           double teacher_forcing, double label_smoothing,
-                                          Rng& rng) {
+                                          Rng& rng, Communicator* communicator) {
+    const int ranks = communicator ? communicator->size() : 1;
+    const int rank = communicator ? communicator->rank() : 0;
     const Batch sorted = is_sorted_by_target_length(batch) ? batch : sort_by_target_length(batch);
-    const int shards = std::max(1, std::min(threads_, sorted.batch_size));
+    const int shards = std::max(1, std::min(threads_ * ranks, sorted.batch_size));
     // Each row goes to the shard with the least work so far (rows in order of decreasing target
     // length, so the longest are placed first and each shard stays sorted). The work of a row
     // is counted in FLOPs of config (a) (E = H = A = 256, target vocab 6000), forward and
@@ -50,18 +53,22 @@ LossOutput DataParallel::forward_backward(const Seq2Seq& model, const Batch& bat
         rows[k].push_back(size_t(r));
         work[k] += sorted.src_lengths[size_t(r)] + 5 * int64_t(sorted.tgt_lengths[size_t(r)]);
     }
+    // This rank's shards: [first, last) (empty when the batch has fewer rows than shards).
+    const int first = std::min(rank * threads_, shards);
+    const int last = std::min(first + threads_, shards);
     std::vector<Batch> parts(static_cast<size_t>(shards));
-    for (int k = 0; k < shards; ++k) parts[size_t(k)] = take_rows(sorted, rows[size_t(k)]);
+    for (int k = first; k < last; ++k) parts[size_t(k)] = take_rows(sorted, rows[size_t(k)]);
     int64_t total_tokens = 0;  // N: the real target tokens of the whole batch
     for (int32_t id : sorted.tgt_out) total_tokens += id != Vocab::PAD;
-    std::vector<uint64_t> seeds(static_cast<size_t>(shards));
+    std::vector<uint64_t> seeds(static_cast<size_t>(shards));  // drawn by every rank alike
     for (uint64_t& seed : seeds) seed = rng.next_u64();
 
     std::vector<LossOutput> results(static_cast<size_t>(shards));
     std::vector<double> losses(static_cast<size_t>(shards), 0);
-    parallel_run(shards, [&](int k) {
+    parallel_run(last - first, [&](int local) {
+        const int k = first + local;
         std::optional<GradientShard::Scope> scope;
-        if (k > 0) scope.emplace(*shards_->buffers[size_t(k - 1)]);
+        if (local > 0) scope.emplace(*shards_->buffers[size_t(local - 1)]);
         Rng shard_rng(seeds[size_t(k)]);
         ThreadRng use(shard_rng);
         LossOutput out = model.forward_loss(parts[size_t(k)], teacher_forcing, label_smoothing);
@@ -78,11 +85,24 @@ LossOutput DataParallel::forward_backward(const Seq2Seq& model, const Batch& bat
 
     LossOutput total;
     double loss = 0;
-    for (int k = 0; k < shards; ++k) {
+    for (int k = first; k < last; ++k) {
         const LossOutput& r = results[size_t(k)];
         total.num_tokens += r.num_tokens;
         total.num_correct += r.num_correct;
         loss += losses[size_t(k)] * double(r.num_tokens);
+    }
+    communication_seconds_ = 0;
+    if (ranks > 1) {  // Σ over ranks, rank 0 first, of the gradients and the loss's parts
+        const auto start = std::chrono::steady_clock::now();
+        for (Tensor p : model.parameters())  // in place, one parameter at a time
+            communicator->sum(p.mutable_grad_data(), size_t(p.numel()));
+        int64_t counts[2] = {total.num_tokens, total.num_correct};
+        communicator->sum(counts, 2);
+        communicator->sum(&loss, 1);
+        total.num_tokens = counts[0];
+        total.num_correct = counts[1];
+        communication_seconds_ =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
     total.loss = Tensor::scalar(real(loss / double(std::max<int64_t>(total.num_tokens, 1))));
     return total;

@@ -130,21 +130,37 @@ json run_config_json(const Config& config, const std::string& run_dir) {
 class Run {
   public:
     Run(const Config& config, const TrainOptions& options)
-        : config_(config), options_(options), dir_(config.output.run_dir), rng_(config.train.seed) {
+        : config_(config),
+          options_(options),
+          dir_(config.output.run_dir),
+          rng_(config.train.seed),
+          own_communicator_(options.communicator ? nullptr : single_process()),
+          comm_(options.communicator ? *options.communicator : *own_communicator_),
+          root_(comm_.is_root()) {
+        if (!root_) options_.quiet = true;  // rank 0 alone prints
         set_blas_threads(config.train.threads);
         set_num_threads(config.train.threads);  // the optimizer's passes (autograd/parallel.h)
-        if (config.train.threads > 1 && config.train.parallel == "data")
+        if (comm_.size() > 1 && config.train.parallel != "data")
+            throw Error(fmt::format("train.parallel = \"{}\" cannot span {} processes: use "
+                                    "\"data\" (each rank runs its share of every batch)",
+                                    config.train.parallel, comm_.size()));
+        if ((config.train.threads > 1 && config.train.parallel == "data") || comm_.size() > 1)
             parallel_ = std::make_unique<DataParallel>(config.train.threads);  // BLAS: 1 thread
-        std::filesystem::create_directories(dir_);
+        if (root_) std::filesystem::create_directories(dir_);
         if (options.resume) {
-            task_ = prepare_task_with_vocabs(config, dir_, true, options.quiet);
+            task_ = prepare_task_with_vocabs(config, dir_, true, options_.quiet);
         } else {
-            task_ = prepare_task(config, options.quiet);
-            task_.source_vocab.save(dir_ + "/vocab.source.json");
-            task_.target_vocab.save(dir_ + "/vocab.target.json");
-            std::filesystem::remove(dir_ + "/metrics.jsonl");
+            // every rank builds the same vocabularies from the same data; rank 0 writes them
+            task_ = prepare_task(config, options_.quiet);
+            if (root_) {
+                task_.source_vocab.save(dir_ + "/vocab.source.json");
+                task_.target_vocab.save(dir_ + "/vocab.target.json");
+                std::filesystem::remove(dir_ + "/metrics.jsonl");
+            }
         }
-        write_file_atomically(dir_ + "/config.json", run_config_json(config, dir_).dump(2) + "\n");
+        if (root_)
+            write_file_atomically(dir_ + "/config.json",
+                                  run_config_json(config, dir_).dump(2) + "\n");
         model_ = std::make_unique<Seq2Seq>(config.model, task_.source_vocab.size(),
                                            task_.target_vocab.size(), rng_);
         optimizer_ = make_optimizer(config.train, *model_);
@@ -165,15 +181,16 @@ class Run {
                             "data.max_target_len",
                             task_.name));
         if (options.resume) restore(dir_ + "/last.safetensors");
-        metrics_.open(dir_ + "/metrics.jsonl", std::ios::app);
-        if (!options.quiet) {
+        if (root_) metrics_.open(dir_ + "/metrics.jsonl", std::ios::app);
+        if (!options_.quiet) {
             fmt::print(stderr,
                        "seqgrad train: {} | {} train / {} valid pairs ({} dropped as too long) | "
-                       "vocab {} -> {} | {} parameters | attention {}\n",
+                       "vocab {} -> {} | {} parameters | attention {}{}\n",
                        task_.name, train_batches_->num_examples(), task_.valid.size(),
                        train_batches_->num_dropped(), task_.source_vocab.size(),
                        task_.target_vocab.size(), model_->parameter_count(),
-                       config.model.attention);
+                       config.model.attention,
+                       comm_.size() > 1 ? " | " + comm_.description() : std::string());
         }
     }
 
@@ -192,6 +209,7 @@ class Run {
         auto log_start = Clock::now();
         double loss_sum = 0;
         int64_t loss_tokens = 0;
+        double communication_seconds = 0;  // since the last log record
         bool stop = false;
         model_->train();
         if (progress_.step == 0) save(dir_ + "/last.safetensors");  // a checkpoint to fall back to
@@ -206,9 +224,9 @@ class Run {
                 optimizer_->set_lr(lr);
                 LossOutput out;
                 try {
-                    if (parallel_)  // forward and backward, the batch's rows split over threads
+                    if (parallel_)  // forward and backward, the rows split over threads and ranks
                         out = parallel_->forward_backward(*model_, batch, t.teacher_forcing,
-                                                          t.label_smoothing, rng_);
+                                                          t.label_smoothing, rng_, &comm_);
                     else
                         out = model_->forward_loss(batch, t.teacher_forcing, t.label_smoothing);
                 } catch (const Error& e) {
@@ -235,7 +253,10 @@ class Run {
                 }
                 json group_norms = log_now ? group_gradient_norms(*model_) : json();
                 optimizer_->step_and_zero_grad(clip.scale);
+                if (parallel_) communication_seconds += parallel_->last_communication_seconds();
                 progress_.step++;
+                if (comm_.size() > 1 && progress_.step % kAgreementEvery == 0)
+                    check_parameters_agree();
                 progress_.batch_in_epoch++;
                 tokens_since_log += out.num_tokens;
                 loss_sum += loss * double(out.num_tokens);
@@ -245,19 +266,26 @@ class Run {
                     double elapsed = seconds_since(log_start);
                     double tokens_per_s = tokens_since_log / std::max(elapsed, 1e-9);
                     double mean_loss = loss_sum / std::max<int64_t>(loss_tokens, 1);
-                    metrics_ << json{{"type", "train"},
-                                     {"step", progress_.step},
-                                     {"epoch", progress_.epoch + 1},
-                                     {"loss", mean_loss},
-                                     {"lr", lr},
-                                     {"grad_norm", grad_norm},
-                                     {"clipped", t.clip_norm > 0 && grad_norm > t.clip_norm},
-                                     {"grad_norms", group_norms},
-                                     {"tokens_per_s", tokens_per_s},
-                                     {"elapsed_s", seconds_since(start)}}
-                                    .dump()
-                             << "\n";
-                    metrics_.flush();
+                    json record{{"type", "train"},
+                                {"step", progress_.step},
+                                {"epoch", progress_.epoch + 1},
+                                {"loss", mean_loss},
+                                {"lr", lr},
+                                {"grad_norm", grad_norm},
+                                {"clipped", t.clip_norm > 0 && grad_norm > t.clip_norm},
+                                {"grad_norms", group_norms},
+                                {"tokens_per_s", tokens_per_s},
+                                {"elapsed_s", seconds_since(start)}};
+                    if (comm_.size() > 1) {  // the gradient sums' share of the logged steps
+                        record["ranks"] = comm_.size();
+                        record["communication_ms_per_step"] =
+                            1e3 * communication_seconds / double(t.log_every);
+                    }
+                    communication_seconds = 0;
+                    if (root_) {
+                        metrics_ << record.dump() << "\n";
+                        metrics_.flush();
+                    }
                     show_progress(total_steps, mean_loss, tokens_per_s, grad_norm, start);
                     tokens_since_log = 0;
                     loss_sum = 0;
@@ -268,7 +296,7 @@ class Run {
                     if (validate(summary, on_validation)) stop = true;
                     log_start = Clock::now();
                 }
-                if (stop_requested()) {
+                if (any_rank_requested_stop()) {
                     summary.interrupted = true;
                     stop = true;
                 }
@@ -288,7 +316,8 @@ class Run {
         }
         save(dir_ + "/last.safetensors");
         if (!options_.quiet) fmt::print(stderr, "\n");
-        if (!summary.interrupted && !task_.test.empty()) test(summary);
+        if (comm_.size() > 1) check_parameters_agree();
+        if (root_ && !summary.interrupted && !task_.test.empty()) test(summary);
         summary.steps = progress_.step;
         summary.epochs_completed = progress_.epochs_completed;
         summary.best_valid_loss = progress_.best_valid_loss;
@@ -322,6 +351,57 @@ class Run {
     // whether training should stop early.
     bool validate(TrainSummary& summary, const std::function<void(const std::string&)>& cb) {
         auto start = Clock::now();
+        double measured[3] = {0, 0, 0};  // validation loss, metric, sentences decoded
+        if (root_) measure_validation(measured);
+        // rank 0 measured; every rank applies the same result to its schedule and patience
+        if (comm_.size() > 1) comm_.broadcast(measured, sizeof measured, 0);
+        const double valid_loss = measured[0], metric = measured[1];
+        const auto n = size_t(measured[2]);
+        bool improved = valid_loss < progress_.best_valid_loss;
+        if (improved) {
+            progress_.best_valid_loss = valid_loss;
+            progress_.bad_validations = 0;
+        } else {
+            progress_.bad_validations++;
+        }
+        schedule_->observe(valid_loss);
+        summary.last_valid_loss = valid_loss;
+        summary.validations++;
+        summary.last_valid_metric = metric;
+        if (root_) {
+            metrics_ << json{{"type", "valid"},
+                             {"step", progress_.step},
+                             {"epoch", progress_.epochs_completed},
+                             {"loss", valid_loss},
+                             {"perplexity", std::exp(valid_loss)},
+                             {summary.metric_name, metric},
+                             {"decoded", n},
+                             {"seconds", seconds_since(start)}}
+                            .dump()
+                     << "\n";
+            metrics_.flush();
+        }
+        if (!options_.quiet)
+            fmt::print(stderr,
+                       "\nvalidation after step {}: loss {:.4f} (ppl {:.2f}), {} {:.2f}{}\n",
+                       progress_.step, valid_loss, std::exp(valid_loss), summary.metric_name,
+                       metric, improved ? " (best)" : "");
+        if (improved) save(dir_ + "/best.safetensors");
+        save(dir_ + "/last.safetensors");
+        if (cb && root_) cb(dir_);
+        int patience = config_.train.patience;
+        if (patience > 0 && progress_.bad_validations >= patience) {
+            summary.stopped_early = true;
+            if (!options_.quiet)
+                fmt::print(stderr, "early stopping: no improvement in {} validations\n", patience);
+            return true;
+        }
+        return false;
+    }
+
+    // Validation loss (teacher forced), the task metric from greedy decoding, and the number of
+    // sentences decoded, into out[0..2].
+    void measure_validation(double result[3]) {
         model_->eval();
         double loss_sum = 0;
         int64_t tokens = 0;
@@ -360,44 +440,9 @@ class Run {
             }
         }
         model_->train();
-        bool improved = valid_loss < progress_.best_valid_loss;
-        if (improved) {
-            progress_.best_valid_loss = valid_loss;
-            progress_.bad_validations = 0;
-        } else {
-            progress_.bad_validations++;
-        }
-        schedule_->observe(valid_loss);
-        summary.last_valid_loss = valid_loss;
-        summary.validations++;
-        summary.last_valid_metric = metric;
-        metrics_ << json{{"type", "valid"},
-                         {"step", progress_.step},
-                         {"epoch", progress_.epochs_completed},
-                         {"loss", valid_loss},
-                         {"perplexity", std::exp(valid_loss)},
-                         {summary.metric_name, metric},
-                         {"decoded", n},
-                         {"seconds", seconds_since(start)}}
-                        .dump()
-                 << "\n";
-        metrics_.flush();
-        if (!options_.quiet)
-            fmt::print(stderr,
-                       "\nvalidation after step {}: loss {:.4f} (ppl {:.2f}), {} {:.2f}{}\n",
-                       progress_.step, valid_loss, std::exp(valid_loss), summary.metric_name,
-                       metric, improved ? " (best)" : "");
-        if (improved) save(dir_ + "/best.safetensors");
-        save(dir_ + "/last.safetensors");
-        if (cb) cb(dir_);
-        int patience = config_.train.patience;
-        if (patience > 0 && progress_.bad_validations >= patience) {
-            summary.stopped_early = true;
-            if (!options_.quiet)
-                fmt::print(stderr, "early stopping: no improvement in {} validations\n", patience);
-            return true;
-        }
-        return false;
+        result[0] = valid_loss;
+        result[1] = metric;
+        result[2] = double(n);
     }
 
     // The held-out test split, decoded greedily with the best checkpoint's weights.
@@ -435,6 +480,7 @@ class Run {
     }
 
     void save(const std::string& path) {
+        if (!root_) return;  // rank 0 writes the run directory
         json meta{{"progress", progress_.to_json()},
                   {"rng", rng_state_to_json(rng_)},
                   {"optimizer", optimizer_->state_json()},
@@ -459,10 +505,36 @@ class Run {
                        progress_.step, progress_.epoch + 1, progress_.batch_in_epoch);
     }
 
+    // Every rank's parameters must be bit-identical; a fingerprint of all of them is compared.
+    void check_parameters_agree() {
+        uint64_t print = fingerprint(nullptr, 0);
+        for (const Tensor& p : model_->parameters())
+            print = fingerprint(p.data(), size_t(p.numel()) * sizeof(real), print);
+        const std::vector<uint64_t> prints = comm_.gather_all(print);
+        for (size_t r = 1; r < prints.size(); ++r)
+            if (prints[r] != prints[0])
+                throw Error(fmt::format("step {}: the parameters of rank {} differ from rank 0's "
+                                        "(every rank must take the same steps from the same "
+                                        "start); training stopped",
+                                        progress_.step, r));
+    }
+
+    // A stop request (Ctrl-C, SIGTERM) on any rank stops every rank after the same step.
+    bool any_rank_requested_stop() {
+        int64_t requested = stop_requested() ? 1 : 0;
+        if (comm_.size() > 1) comm_.sum(&requested, 1);
+        return requested > 0;
+    }
+
+    static constexpr int64_t kAgreementEvery = 100;
+
     Config config_;
     TrainOptions options_;
     std::string dir_;
     Rng rng_;
+    std::unique_ptr<Communicator> own_communicator_;  // when the options bring none
+    Communicator& comm_;
+    bool root_;
     Task task_;
     std::unique_ptr<Seq2Seq> model_;
     std::unique_ptr<Optimizer> optimizer_;
