@@ -81,20 +81,21 @@ int cmd_train(const Argv& argv) {
     options.quiet = args.has("quiet");
     options.communicator = comm.get();
     try {
-    if (args.has("resume")) {
-        if (!args.positional().empty())
-            throw Error("train --resume RUN_DIR takes no CONFIG (the run's config.json is used)");
-        std::string run_dir = args.get("resume");
-        config = Config::load(run_dir + "/config.json", args.all("set"));
-        config.output.run_dir = run_dir;
-        options.resume = true;
-    } else {
-        if (args.positional().size() != 1) {
-            fmt::print(stderr, "{}", kHelp);
-            return 2;
+        if (args.has("resume")) {
+            if (!args.positional().empty())
+                throw Error(
+                    "train --resume RUN_DIR takes no CONFIG (the run's config.json is used)");
+            std::string run_dir = args.get("resume");
+            config = Config::load(run_dir + "/config.json", args.all("set"));
+            config.output.run_dir = run_dir;
+            options.resume = true;
+        } else {
+            if (args.positional().size() != 1) {
+                fmt::print(stderr, "{}", kHelp);
+                return 2;
+            }
+            config = Config::load(args.positional()[0], args.all("set"));
         }
-        config = Config::load(args.positional()[0], args.all("set"));
-    }
     } catch (const std::exception& e) {
         if (!comm || comm->size() == 1) throw;
         if (comm->is_root()) fmt::print(stderr, "seqgrad train: error: {}\n", e.what());

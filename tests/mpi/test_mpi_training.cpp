@@ -110,9 +110,9 @@ TEST_CASE("a config error is reported once, by rank 0, and every rank exits non-
     fs::create_directories(kTmp);
     const std::string log = kTmp + "/bad_config.log";
     fs::remove_all(kTmp + "/bad");
-    std::string command = mpiexec() + " -n 3 " + std::string(SEQGRAD_BIN) + " train " +
-                          kConfig + " --set model.hidden_size=big --set output.run_dir=" + kTmp +
-                          "/bad >" + log + " 2>&1";
+    std::string command = mpiexec() + " -n 3 " + std::string(SEQGRAD_BIN) + " train " + kConfig +
+                          " --set model.hidden_size=big --set output.run_dir=" + kTmp + "/bad >" +
+                          log + " 2>&1";
     const int status = std::system(command.c_str());
     CHECK((WIFEXITED(status) && WEXITSTATUS(status) != 0));
     const std::string out = read(log);
