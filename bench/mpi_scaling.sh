@@ -30,6 +30,6 @@ for config in $configs; do
   a=$(median <"/tmp/mpi_scaling.$config.1x1"); b=$(median <"/tmp/mpi_scaling.$config.1x2")
   c=$(median <"/tmp/mpi_scaling.$config.2x1"); s=$(median <"/tmp/mpi_scaling.$config.sum")
   awk -v cfg="$config" -v a="$a" -v b="$b" -v c="$c" -v s="$s" -v n="$rounds" 'BEGIN {
-    printf "config (%s), medians of %d alternated rounds: 1 rank x 1 thread %.2f ms/step; 1 rank x 2 threads %.2f ms (%.2fx); 2 ranks x 1 thread %.2f ms (%.2fx), of which the gradient sum %.2f ms\n",
+    printf "config (%s), medians of %d alternated rounds: 1 rank x 1 thread %.2f ms/step; 1 rank x 2 threads %.2f ms (%.2fx); 2 ranks x 1 thread %.2f ms (%.2fx), of which the gradient sum %.2f ms (after a barrier)\n",
       cfg, n, a, b, a / b, c, a / c, s }'
 done

@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
     size_t gradient_bytes = 0;
     for (const Tensor& p : params) gradient_bytes += size_t(p.numel()) * sizeof(real);
 
-    std::vector<double> step_ms, sum_ms;
+    std::vector<double> step_ms, sum_ms, wait_ms;
     const int warmup = 5;
     for (int s = 0; s < warmup + steps; ++s) {
         comm->barrier();
@@ -67,6 +67,7 @@ int main(int argc, char** argv) {
         if (s < warmup) continue;
         step_ms.push_back(ms);
         sum_ms.push_back(1e3 * parallel.last_communication_seconds());
+        wait_ms.push_back(1e3 * parallel.last_wait_seconds());
     }
     if (comm->is_root())
         fmt::print("{}\n", nlohmann::json{{"impl", "seqgrad"},
@@ -78,6 +79,7 @@ int main(int argc, char** argv) {
                                           {"steps", steps},
                                           {"ms_per_step", median(step_ms)},
                                           {"gradient_sum_ms", median(sum_ms)},
+                                          {"wait_for_slowest_rank_ms", median(wait_ms)},
                                           {"gradient_mb", double(gradient_bytes) / 1e6},
                                           {"peak_rss_mb_rank0", bench::peak_rss_mb()}}
                                .dump());

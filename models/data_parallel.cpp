@@ -91,9 +91,17 @@ LossOutput DataParallel::forward_backward(const Seq2Seq& model, const Batch& bat
         total.num_correct += r.num_correct;
         loss += losses[size_t(k)] * double(r.num_tokens);
     }
-    communication_seconds_ = 0;
+    communication_seconds_ = wait_seconds_ = 0;
     if (ranks > 1) {  // Σ over ranks, rank 0 first, of the gradients and the loss's parts
-        const auto start = std::chrono::steady_clock::now();
+        using clock = std::chrono::steady_clock;
+        auto seconds_since = [](clock::time_point t) {
+            return std::chrono::duration<double>(clock::now() - t).count();
+        };
+        // The barrier separates the wait for the slowest rank from the transfer itself.
+        auto start = clock::now();
+        communicator->barrier();
+        wait_seconds_ = seconds_since(start);
+        start = clock::now();
         for (Tensor p : model.parameters())  // in place, one parameter at a time
             communicator->sum(p.mutable_grad_data(), size_t(p.numel()));
         int64_t counts[2] = {total.num_tokens, total.num_correct};
@@ -101,8 +109,7 @@ LossOutput DataParallel::forward_backward(const Seq2Seq& model, const Batch& bat
         communicator->sum(&loss, 1);
         total.num_tokens = counts[0];
         total.num_correct = counts[1];
-        communication_seconds_ =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        communication_seconds_ = seconds_since(start);
     }
     total.loss = Tensor::scalar(real(loss / double(std::max<int64_t>(total.num_tokens, 1))));
     return total;

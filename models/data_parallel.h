@@ -51,14 +51,16 @@ class DataParallel {
                                 double label_smoothing, Rng& rng,
                                 Communicator* communicator = nullptr);
 
-    // Wall time of the last call's sums across ranks (0 in one process), in seconds.
+    // Wall time of the last call's sums across ranks (0 in one process), in seconds, and of its
+    // wait for the slowest rank to finish its backward before them.
     double last_communication_seconds() const { return communication_seconds_; }
+    double last_wait_seconds() const { return wait_seconds_; }
 
   private:
     struct Shards;
     std::unique_ptr<Shards> shards_;
     int threads_;
-    double communication_seconds_ = 0;
+    double communication_seconds_ = 0, wait_seconds_ = 0;
 };
 
 }  // namespace seqgrad

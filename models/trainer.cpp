@@ -209,7 +209,7 @@ class Run {
         auto log_start = Clock::now();
         double loss_sum = 0;
         int64_t loss_tokens = 0;
-        double communication_seconds = 0;  // since the last log record
+        double communication_seconds = 0, wait_seconds = 0;  // since the last log record
         bool stop = false;
         model_->train();
         if (progress_.step == 0) save(dir_ + "/last.safetensors");  // a checkpoint to fall back to
@@ -253,7 +253,10 @@ class Run {
                 }
                 json group_norms = log_now ? group_gradient_norms(*model_) : json();
                 optimizer_->step_and_zero_grad(clip.scale);
-                if (parallel_) communication_seconds += parallel_->last_communication_seconds();
+                if (parallel_) {
+                    communication_seconds += parallel_->last_communication_seconds();
+                    wait_seconds += parallel_->last_wait_seconds();
+                }
                 progress_.step++;
                 if (comm_.size() > 1 && progress_.step % kAgreementEvery == 0)
                     check_parameters_agree();
@@ -280,8 +283,10 @@ class Run {
                         record["ranks"] = comm_.size();
                         record["communication_ms_per_step"] =
                             1e3 * communication_seconds / double(t.log_every);
+                        record["wait_for_slowest_rank_ms_per_step"] =
+                            1e3 * wait_seconds / double(t.log_every);
                     }
-                    communication_seconds = 0;
+                    communication_seconds = wait_seconds = 0;
                     if (root_) {
                         metrics_ << record.dump() << "\n";
                         metrics_.flush();
