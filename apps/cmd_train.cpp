@@ -1,9 +1,11 @@
 // `seqgrad train CONFIG` and `seqgrad train --resume RUN_DIR`.
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <fstream>
+#include <thread>
 
 #include "apps/args.h"
 #include "apps/commands.h"
@@ -27,10 +29,27 @@ Ctrl-C finishes the current step, writes `last` and exits; a second Ctrl-C exits
 the file write in progress, if any). Only one `train` may write a run directory at a time
 (RUN_DIR/train.lock); a second is refused.
 --resume continues from RUN_DIR/last.safetensors with RUN_DIR/config.json (plus --set).
+
+Started by mpirun (mpirun -np N seqgrad train CONFIG, in a build with -DSEQGRAD_MPI=ON), the N
+processes train one model together: each runs its share of every batch, rank 0 writes the run
+directory. Resuming with another N continues the same run.
 )";
 
 extern "C" void on_sigint(int) {
     request_stop();  // the first: stop after this step; a second: exit after the current write
+}
+
+// An error on some ranks must stop every rank, or the others wait for it in the next gradient
+// sum. An error every rank meets (bad data, a diverged loss) should be printed once: rank 0
+// prints and aborts at once, and mpirun stops the others; another rank waits two seconds (it is
+// stopped before then if rank 0 met the error too), then prints with its rank and aborts.
+[[noreturn]] void stop_every_rank(Communicator& comm, const std::exception& e) {
+    if (!comm.is_root()) std::this_thread::sleep_for(std::chrono::seconds(2));
+    const std::string who =
+        comm.is_root() ? std::string() : fmt::format(" (rank {} of {})", comm.rank(), comm.size());
+    fmt::print(stderr, "seqgrad train{}: error: {}\n", who, e.what());
+    comm.abort(1);
+    std::exit(1);  // not reached: abort does not return
 }
 
 }  // namespace
@@ -99,26 +118,45 @@ int cmd_train(const Argv& argv) {
         fmt::print("{}", kHelp);
         return 0;
     }
+    // Under mpirun every rank loads the config; its errors are the same on all ranks, so rank
+    // 0 alone reports them.
+    std::unique_ptr<Communicator> comm = launched_by_mpi() ? mpi_communicator() : nullptr;
     Config config;
     TrainOptions options;
     options.quiet = args.has("quiet");
-    if (args.has("resume")) {
-        if (!args.positional().empty())
-            throw Error("train --resume RUN_DIR takes no CONFIG (the run's config.json is used)");
-        std::string run_dir = args.get("resume");
-        config = Config::load(run_dir + "/config.json", args.all("set"));
-        config.output.run_dir = run_dir;
-        options.resume = true;
-    } else {
-        if (args.positional().size() != 1) {
-            fmt::print(stderr, "{}", kHelp);
-            return 2;
+    options.communicator = comm.get();
+    try {
+        if (args.has("resume")) {
+            if (!args.positional().empty())
+                throw Error(
+                    "train --resume RUN_DIR takes no CONFIG (the run's config.json is used)");
+            std::string run_dir = args.get("resume");
+            config = Config::load(run_dir + "/config.json", args.all("set"));
+            config.output.run_dir = run_dir;
+            options.resume = true;
+        } else {
+            if (args.positional().size() != 1) {
+                fmt::print(stderr, "{}", kHelp);
+                return 2;
+            }
+            config = Config::load(args.positional()[0], args.all("set"));
         }
-        config = Config::load(args.positional()[0], args.all("set"));
+    } catch (const std::exception& e) {
+        if (!comm || comm->size() == 1) throw;
+        if (comm->is_root()) fmt::print(stderr, "seqgrad train: error: {}\n", e.what());
+        return 1;
     }
     options.on_validation = write_loss_plot;
     std::signal(SIGINT, on_sigint);
-    TrainSummary s = train(config, options);
+    std::signal(SIGTERM, on_sigint);  // mpirun turns Ctrl-C into SIGTERM for its processes
+    TrainSummary s;
+    try {
+        s = train(config, options);
+    } catch (const std::exception& e) {
+        if (!comm || comm->size() == 1) throw;
+        stop_every_rank(*comm, e);
+    }
+    if (comm && !comm->is_root()) return s.interrupted ? 130 : 0;
     write_loss_plot(config.output.run_dir);
     fmt::print("{}\n", train_summary_line(s));
     fmt::print("run directory: {}\n", config.output.run_dir);

@@ -14,11 +14,18 @@
 // which is one backward of the whole batch, up to the order of floating-point sums.
 // Randomness (dropout, scheduled sampling) comes from one generator per shard, seeded from the
 // model's generator at each step, so a run is reproducible for a given thread count.
+//
+// Across processes (a Communicator of N ranks, models/communicator.h) the same rule deals the
+// rows to N x threads shards; rank r runs shards r*threads .. r*threads + threads - 1 on its
+// threads, and the ranks' gradients are then summed in rank order. With one thread per rank the
+// shards are added in the same order as N in-process shards, so N ranks give the bits of N
+// threads.
 #pragma once
 
 #include <memory>
 
 #include "autograd/kernels.h"
+#include "models/communicator.h"
 #include "models/seq2seq.h"
 
 namespace seqgrad {
@@ -38,12 +45,22 @@ class DataParallel {
     // does). Returns the batch's loss (a constant scalar: the graph is gone), its real tokens and
     // the teacher-forced argmax hits. `rng` seeds the shards' generators (one draw per shard).
     // Throws what forward_loss throws (the first error of any shard), after all shards stopped.
+    // With a communicator of more than one rank, `batch` is the global batch (the same on every
+    // rank), this rank runs its share of it, and afterwards every rank's .grad (and the returned
+    // loss, tokens and hits) are those of the whole global batch. Every rank must call it.
     LossOutput forward_backward(const Seq2Seq& model, const Batch& batch, double teacher_forcing,
-                                double label_smoothing, Rng& rng);
+                                double label_smoothing, Rng& rng,
+                                Communicator* communicator = nullptr);
+
+    // Wall time of the last call's sums across ranks (0 in one process), in seconds, and of its
+    // wait for the slowest rank to finish its backward before them.
+    double last_communication_seconds() const { return communication_seconds_; }
+    double last_wait_seconds() const { return wait_seconds_; }
 
   private:
     std::unique_ptr<kernels::GradientShards> shards_;
     int threads_;
+    double communication_seconds_ = 0, wait_seconds_ = 0;
 };
 
 }  // namespace seqgrad

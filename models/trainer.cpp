@@ -154,6 +154,7 @@ struct LogWindow {
     Clock::time_point start = Clock::now();
     int64_t tokens = 0;
     double loss_sum = 0;
+    double communication_seconds = 0, wait_seconds = 0;  // across ranks (models/data_parallel.h)
     void restart() { *this = LogWindow(); }
 };
 
@@ -167,45 +168,62 @@ struct StepResult {
 class Run {
   public:
     Run(const Config& config, const TrainOptions& options)
-        : config_(config), options_(options), dir_(config.output.run_dir), rng_(config.train.seed) {
+        : config_(config),
+          options_(options),
+          dir_(config.output.run_dir),
+          rng_(config.train.seed),
+          own_communicator_(options.communicator ? nullptr : single_process()),
+          comm_(options.communicator ? *options.communicator : *own_communicator_),
+          root_(comm_.is_root()) {
+        if (!root_) options_.quiet = true;  // rank 0 alone prints
         set_blas_threads(config.train.threads);
         set_num_threads(config.train.threads);  // the optimizer's passes (autograd/parallel.h)
-        if (config.train.threads > 1 && config.train.parallel == "data")
+        if (comm_.size() > 1 && config.train.parallel != "data")
+            throw Error(fmt::format("train.parallel = \"{}\" cannot span {} processes: use "
+                                    "\"data\" (each rank runs its share of every batch)",
+                                    config.train.parallel, comm_.size()));
+        if ((config.train.threads > 1 && config.train.parallel == "data") || comm_.size() > 1)
             parallel_ = std::make_unique<DataParallel>(config.train.threads);  // BLAS: 1 thread
         // Everything that can fail on bad input happens before anything is written to disk.
+        // Every rank builds the same task from the same data; rank 0 alone writes the run
+        // directory (and holds its lock).
         const std::string config_text = run_config_json(config, dir_).dump(2) + "\n";
-        if (!options.resume) task_ = prepare_task(config, options.quiet);
-        std::filesystem::create_directories(dir_);
-        lock_ = std::make_unique<RunDirLock>(dir_);  // held until the run ends
-        for (const std::string& stale : remove_stale_temporaries(dir_))
-            if (!options.quiet)
-                fmt::print(stderr, "removed {} (left by a process that died)\n", stale);
+        if (!options.resume) task_ = prepare_task(config, options_.quiet);
+        if (root_) {
+            std::filesystem::create_directories(dir_);
+            lock_ = std::make_unique<RunDirLock>(dir_);  // held until the run ends
+            for (const std::string& stale : remove_stale_temporaries(dir_))
+                if (!options_.quiet)
+                    fmt::print(stderr, "removed {} (left by a process that died)\n", stale);
+        }
         if (options.resume) {
-            task_ = prepare_task_with_vocabs(config, dir_, true, options.quiet);
-        } else {
+            task_ = prepare_task_with_vocabs(config, dir_, true, options_.quiet);
+        } else if (root_) {
             task_.source_vocab.save(dir_ + "/vocab.source.json");
             task_.target_vocab.save(dir_ + "/vocab.target.json");
             save_bpe_codes(task_.pipeline, dir_);
             std::filesystem::remove(dir_ + "/best.safetensors");  // an older run's
         }
-        write_file_atomically(dir_ + "/config.json", config_text);
+        if (root_) write_file_atomically(dir_ + "/config.json", config_text);
         model_ = std::make_unique<Seq2Seq>(config.model, task_.source_vocab.size(),
                                            task_.target_vocab.size(), rng_);
         optimizer_ = make_optimizer(config.train, *model_);
         schedule_ = make_schedule(config.train);
         make_batchers();
         if (options.resume) restore(dir_ + "/last.safetensors");
-        metrics_ = options.resume
-                       ? MetricsLog::open_for_resume(dir_ + "/metrics.jsonl", progress_.step)
-                       : MetricsLog::create(dir_ + "/metrics.jsonl");
-        if (!options.quiet) {
+        if (root_)
+            metrics_ = options.resume
+                           ? MetricsLog::open_for_resume(dir_ + "/metrics.jsonl", progress_.step)
+                           : MetricsLog::create(dir_ + "/metrics.jsonl");
+        if (!options_.quiet) {
             fmt::print(stderr,
                        "seqgrad train: {} | {} train / {} valid pairs ({} dropped as too long) | "
-                       "vocab {} -> {} | {} parameters | attention {}\n",
+                       "vocab {} -> {} | {} parameters | attention {}{}\n",
                        task_.name, train_batches_->num_examples(), task_.valid.size(),
                        train_batches_->num_dropped(), task_.source_vocab.size(),
                        task_.target_vocab.size(), model_->parameter_count(),
-                       config.model.attention);
+                       config.model.attention,
+                       comm_.size() > 1 ? " | " + comm_.description() : std::string());
         }
     }
 
@@ -228,8 +246,9 @@ class Run {
         }
         if (!options_.quiet) fmt::print(stderr, "\n");
         if (stop_requested()) summary.interrupted = true;
-        if (!summary.interrupted && !task_.test.empty()) test(summary);
-        metrics_->sync();
+        if (comm_.size() > 1) check_parameters_agree();
+        if (root_ && !summary.interrupted && !task_.test.empty()) test(summary);
+        if (metrics_) metrics_->sync();
         summary.steps = progress_.step;
         summary.epochs_completed = progress_.epochs_completed;
         summary.best_valid_loss = progress_.best_valid_loss;
@@ -271,7 +290,7 @@ class Run {
                 stop = validate(summary, cb);
                 window_.start = Clock::now();
             }
-            if (stop_requested()) summary.interrupted = stop = true;
+            if (any_rank_requested_stop()) summary.interrupted = stop = true;
             if (progress_.step >= total_steps_) stop = true;
         }
         if (!it.has_next()) {  // the epoch is complete
@@ -294,9 +313,9 @@ class Run {
         optimizer_->set_lr(r.lr);
         LossOutput out;
         try {
-            if (parallel_)  // forward and backward, the batch's rows split over threads
+            if (parallel_)  // forward and backward, the rows split over threads and ranks
                 out = parallel_->forward_backward(*model_, batch, t.teacher_forcing,
-                                                  t.label_smoothing, rng_);
+                                                  t.label_smoothing, rng_, &comm_);
             else
                 out = model_->forward_loss(batch, t.teacher_forcing, t.label_smoothing);
         } catch (const Error& e) {
@@ -322,8 +341,13 @@ class Run {
         }
         if (log_now) r.group_norms = group_gradient_norms(*model_);
         optimizer_->step_and_zero_grad(clip.scale);
+        if (parallel_) {
+            window_.communication_seconds += parallel_->last_communication_seconds();
+            window_.wait_seconds += parallel_->last_wait_seconds();
+        }
         progress_.step++;
         progress_.batch_in_epoch++;
+        if (comm_.size() > 1 && progress_.step % kAgreementEvery == 0) check_parameters_agree();
         return r;
     }
 
@@ -331,17 +355,24 @@ class Run {
         const double elapsed = seconds_since(window_.start);
         const double tokens_per_s = double(window_.tokens) / std::max(elapsed, 1e-9);
         const double mean_loss = window_.loss_sum / double(std::max<int64_t>(window_.tokens, 1));
-        append_record(
-            json{{"type", "train"},
-                 {"step", progress_.step},
-                 {"epoch", progress_.epoch + 1},
-                 {"loss", mean_loss},
-                 {"lr", r.lr},
-                 {"grad_norm", r.grad_norm},
-                 {"clipped", config_.train.clip_norm > 0 && r.grad_norm > config_.train.clip_norm},
-                 {"grad_norms", r.group_norms},
-                 {"tokens_per_s", tokens_per_s},
-                 {"elapsed_s", seconds_since(start_)}});
+        json record{
+            {"type", "train"},
+            {"step", progress_.step},
+            {"epoch", progress_.epoch + 1},
+            {"loss", mean_loss},
+            {"lr", r.lr},
+            {"grad_norm", r.grad_norm},
+            {"clipped", config_.train.clip_norm > 0 && r.grad_norm > config_.train.clip_norm},
+            {"grad_norms", r.group_norms},
+            {"tokens_per_s", tokens_per_s},
+            {"elapsed_s", seconds_since(start_)}};
+        if (comm_.size() > 1) {  // the gradient sums' share of the logged steps
+            const double steps = double(config_.train.log_every);
+            record["ranks"] = comm_.size();
+            record["communication_ms_per_step"] = 1e3 * window_.communication_seconds / steps;
+            record["wait_for_slowest_rank_ms_per_step"] = 1e3 * window_.wait_seconds / steps;
+        }
+        append_record(record);
         show_progress(mean_loss, tokens_per_s, r.grad_norm);
         window_.restart();
     }
@@ -349,6 +380,7 @@ class Run {
     // A record for metrics.jsonl. A failed write stops the run (MetricsLog says why), keeping
     // the last checkpoint written, whose step the metrics file still covers.
     void append_record(const json& record) {
+        if (!metrics_) return;  // not rank 0
         WriteSection writing;
         try {
             metrics_->append(record);
@@ -396,10 +428,9 @@ class Run {
         }
         return hypotheses;
     }
-    // Validation loss (teacher forced) and the task metric from greedy decoding. Returns
-    // whether training should stop early.
-    bool validate(TrainSummary& summary, const std::function<void(const std::string&)>& cb) {
-        auto start = Clock::now();
+    // Validation loss (teacher forced), the task metric from greedy decoding, and the number of
+    // sentences decoded, into result[0..2].
+    void measure_validation(double result[3]) {
         model_->eval();
         double loss_sum = 0;
         int64_t tokens = 0;
@@ -437,6 +468,21 @@ class Run {
             }
         }
         model_->train();
+        result[0] = valid_loss;
+        result[1] = metric;
+        result[2] = double(n);
+    }
+
+    // Validation: rank 0 measures the loss (teacher forced) and the task metric (greedy
+    // decoding); every rank applies the same result to its schedule and patience. Returns
+    // whether training should stop early.
+    bool validate(TrainSummary& summary, const std::function<void(const std::string&)>& cb) {
+        auto start = Clock::now();
+        double measured[3] = {0, 0, 0};
+        if (root_) measure_validation(measured);
+        if (comm_.size() > 1) comm_.broadcast(measured, sizeof measured, 0);
+        const double valid_loss = measured[0], metric = measured[1];
+        const auto n = size_t(measured[2]);
         bool improved = valid_loss < progress_.best_valid_loss;
         if (improved) {
             progress_.best_valid_loss = valid_loss;
@@ -463,7 +509,7 @@ class Run {
                        metric, improved ? " (best)" : "");
         if (improved) save(dir_ + "/best.safetensors");
         save(dir_ + "/last.safetensors");
-        if (cb) cb(dir_);
+        if (cb && root_) cb(dir_);
         int patience = config_.train.patience;
         if (patience > 0 && progress_.bad_validations >= patience) {
             summary.stopped_early = true;
@@ -508,6 +554,7 @@ class Run {
     }
 
     void save(const std::string& path) {
+        if (!root_) return;  // rank 0 writes the run directory
         json meta{{"progress", progress_.to_json()},
                   {"rng", rng_state_to_json(rng_)},
                   {"optimizer", optimizer_->state_json()},
@@ -549,10 +596,36 @@ class Run {
                        progress_.step, progress_.epoch + 1, progress_.batch_in_epoch);
     }
 
+    // Every rank's parameters must be bit-identical; a fingerprint of all of them is compared.
+    void check_parameters_agree() {
+        uint64_t print = fingerprint(nullptr, 0);
+        for (const Tensor& p : model_->parameters())
+            print = fingerprint(p.data(), size_t(p.numel()) * sizeof(real), print);
+        const std::vector<uint64_t> prints = comm_.gather_all(print);
+        for (size_t r = 1; r < prints.size(); ++r)
+            if (prints[r] != prints[0])
+                throw Error(fmt::format("step {}: the parameters of rank {} differ from rank 0's "
+                                        "(every rank must take the same steps from the same "
+                                        "start); training stopped",
+                                        progress_.step, r));
+    }
+
+    // A stop request (Ctrl-C, SIGTERM) on any rank stops every rank after the same step.
+    bool any_rank_requested_stop() {
+        int64_t requested = stop_requested() ? 1 : 0;
+        if (comm_.size() > 1) comm_.sum(&requested, 1);
+        return requested > 0;
+    }
+
+    static constexpr int64_t kAgreementEvery = 100;
+
     Config config_;
     TrainOptions options_;
     std::string dir_;
     Rng rng_;
+    std::unique_ptr<Communicator> own_communicator_;  // when the options bring none
+    Communicator& comm_;
+    bool root_;
     Task task_;
     std::unique_ptr<Seq2Seq> model_;
     std::unique_ptr<Optimizer> optimizer_;

@@ -7,6 +7,15 @@
 // steps) the validation loss and a task metric (exact-match accuracy for dates, BLEU for text)
 // are measured, `best` and `last` checkpoints written, and the loss curve drawn.
 // A run can stop (Ctrl-C, max_steps, early stopping) and resume bit for bit.
+//
+// Over several processes (TrainOptions::communicator of N ranks, e.g. under mpirun) every rank
+// reads the same data and builds the same global batches; each runs its share of every batch
+// (models/data_parallel.h) and the gradients are summed across ranks, so every rank takes the
+// same optimizer step. Rank 0 alone writes the run directory (config, vocabularies, metrics,
+// checkpoints), prints progress and runs validation and the test split; it sends the validation
+// loss to the others, which update their schedule and early-stopping state from it. A stop
+// request on any rank stops all of them after the same step. Every 100 steps, and at the end,
+// the ranks compare fingerprints of their parameters; a mismatch is an error naming the step.
 #pragma once
 
 #include <atomic>
@@ -14,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "models/communicator.h"
 #include "models/config.h"
 
 namespace seqgrad {
@@ -39,6 +49,8 @@ struct TrainOptions {
     // Called after every validation with the run directory (the command line redraws the
     // loss plot there; models/ knows nothing about pictures).
     std::function<void(const std::string& run_dir)> on_validation;
+    // The processes this run spans; null = this process alone.
+    Communicator* communicator = nullptr;
 };
 
 // Trains as the config says; writes everything into config.output.run_dir.
