@@ -105,6 +105,7 @@ void accumulate_weight_grad(Node& out, size_t w, size_t x, const real* dY, int64
 Tensor shared_over_steps(const Tensor& weight);
 // While a scope lives, ops on the calling thread that multiply by one of `weights` use
 // shared_over_steps(weight) instead (see weight_in_use): a decoder opens one around its steps.
+// Only parameters (leaves) are shared; undefined tensors and results of ops are skipped.
 class SharedOverStepsScope {
   public:
     explicit SharedOverStepsScope(std::initializer_list<Tensor> weights);

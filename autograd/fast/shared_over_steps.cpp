@@ -137,8 +137,11 @@ Tensor shared_over_steps(const Tensor& weight) {
 
 size_t open_shared_over_steps(std::initializer_list<Tensor> weights) {
     const size_t previous = g_in_use.size();
+    // parameters only: a weight computed by an op (Luong concat's slice of W) is a new node at
+    // every call, which no later op would find here
     for (const Tensor& w : weights)
-        if (w.defined()) g_in_use.emplace_back(w.node_ptr().get(), shared_over_steps(w));
+        if (w.defined() && w.is_leaf())
+            g_in_use.emplace_back(w.node_ptr().get(), shared_over_steps(w));
     return previous;
 }
 void close_shared_over_steps(size_t previous_size) {
