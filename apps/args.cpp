@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "autograd/tensor.h"
+#include "seqgrad/autograd/tensor.h"
 
 namespace seqgrad {
 

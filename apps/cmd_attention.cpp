@@ -8,11 +8,11 @@
 #include "apps/commands.h"
 #include "apps/plot.h"
 #include "apps/run_args.h"
-#include "autograd/tensor.h"
-#include "data/file_io.h"
-#include "data/utf8.h"
-#include "models/run.h"
-#include "models/translator.h"
+#include "seqgrad/autograd/tensor.h"
+#include "seqgrad/data/file_io.h"
+#include "seqgrad/data/utf8.h"
+#include "seqgrad/models/run.h"
+#include "seqgrad/models/translator.h"
 
 namespace seqgrad {
 namespace {

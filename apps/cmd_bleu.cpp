@@ -8,11 +8,11 @@
 
 #include "apps/args.h"
 #include "apps/commands.h"
-#include "autograd/tensor.h"
-#include "data/bleu.h"
-#include "data/chrf.h"
-#include "data/sacrebleu_text.h"
-#include "data/utf8.h"
+#include "seqgrad/autograd/tensor.h"
+#include "seqgrad/data/bleu.h"
+#include "seqgrad/data/chrf.h"
+#include "seqgrad/data/sacrebleu_text.h"
+#include "seqgrad/data/utf8.h"
 
 namespace seqgrad {
 namespace {

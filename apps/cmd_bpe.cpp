@@ -7,11 +7,11 @@
 
 #include "apps/args.h"
 #include "apps/commands.h"
-#include "autograd/tensor.h"
-#include "data/bpe.h"
-#include "data/reversible_tokenizer.h"
-#include "data/text.h"
-#include "data/utf8.h"
+#include "seqgrad/autograd/tensor.h"
+#include "seqgrad/data/bpe.h"
+#include "seqgrad/data/reversible_tokenizer.h"
+#include "seqgrad/data/text.h"
+#include "seqgrad/data/utf8.h"
 
 namespace seqgrad {
 namespace {

@@ -13,8 +13,8 @@
 #include "apps/explore_html.h"
 #include "apps/plot.h"
 #include "apps/run_args.h"
-#include "autograd/tensor.h"
-#include "data/file_io.h"
+#include "seqgrad/autograd/tensor.h"
+#include "seqgrad/data/file_io.h"
 
 namespace seqgrad {
 namespace {

@@ -8,7 +8,7 @@
 #include "apps/args.h"
 #include "apps/commands.h"
 #include "apps/gradflow.h"
-#include "autograd/gemm.h"
+#include "seqgrad/autograd/gemm.h"
 
 namespace seqgrad {
 namespace {

@@ -10,9 +10,9 @@
 #include "apps/args.h"
 #include "apps/commands.h"
 #include "apps/plot.h"
-#include "autograd/tensor.h"
-#include "data/file_io.h"
-#include "models/trainer.h"
+#include "seqgrad/autograd/tensor.h"
+#include "seqgrad/data/file_io.h"
+#include "seqgrad/models/trainer.h"
 
 namespace seqgrad {
 namespace {

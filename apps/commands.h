@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "models/task.h"
+#include "seqgrad/models/task.h"
 
 namespace seqgrad {
 

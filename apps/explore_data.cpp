@@ -9,10 +9,10 @@
 #include <map>
 
 #include "apps/attention_report.h"
-#include "autograd/tensor.h"
-#include "data/accuracy.h"
-#include "data/bleu.h"
-#include "data/chrf.h"
+#include "seqgrad/autograd/tensor.h"
+#include "seqgrad/data/accuracy.h"
+#include "seqgrad/data/bleu.h"
+#include "seqgrad/data/chrf.h"
 
 namespace seqgrad {
 namespace {

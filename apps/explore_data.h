@@ -8,9 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "data/corpus.h"
-#include "models/run.h"
-#include "models/translator.h"
+#include "seqgrad/data/corpus.h"
+#include "seqgrad/models/run.h"
+#include "seqgrad/models/translator.h"
 
 namespace seqgrad {
 

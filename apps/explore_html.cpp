@@ -1,7 +1,7 @@
 #include "apps/explore_html.h"
 
 #include "apps/plot.h"
-#include "autograd/tensor.h"
+#include "seqgrad/autograd/tensor.h"
 
 namespace seqgrad {
 namespace {

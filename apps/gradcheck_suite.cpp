@@ -16,17 +16,17 @@
 
 #include <fmt/format.h>
 
-#include "autograd/fused_attention.h"
-#include "autograd/fused_gru.h"
-#include "autograd/fused_loss.h"
-#include "autograd/ops.h"
-#include "data/batching.h"
-#include "layers/attention.h"
-#include "layers/embedding.h"
-#include "layers/gru.h"
-#include "layers/linear.h"
-#include "layers/loss.h"
-#include "models/seq2seq.h"
+#include "seqgrad/autograd/fused_attention.h"
+#include "seqgrad/autograd/fused_gru.h"
+#include "seqgrad/autograd/fused_loss.h"
+#include "seqgrad/autograd/ops.h"
+#include "seqgrad/data/batching.h"
+#include "seqgrad/layers/attention.h"
+#include "seqgrad/layers/embedding.h"
+#include "seqgrad/layers/gru.h"
+#include "seqgrad/layers/linear.h"
+#include "seqgrad/layers/loss.h"
+#include "seqgrad/models/seq2seq.h"
 
 namespace seqgrad {
 namespace {

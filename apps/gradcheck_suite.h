@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "autograd/gradcheck.h"
+#include "seqgrad/autograd/gradcheck.h"
 
 namespace seqgrad {
 

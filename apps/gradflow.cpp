@@ -10,15 +10,15 @@
 #include <tuple>
 
 #include "apps/plot.h"
-#include "autograd/ops.h"
-#include "data/dates.h"
-#include "data/file_io.h"
-#include "data/vocab.h"
-#include "layers/attention.h"
-#include "models/run.h"
-#include "models/task.h"
-#include "optim/adam.h"
-#include "optim/clip.h"
+#include "seqgrad/autograd/ops.h"
+#include "seqgrad/data/dates.h"
+#include "seqgrad/data/file_io.h"
+#include "seqgrad/data/vocab.h"
+#include "seqgrad/layers/attention.h"
+#include "seqgrad/models/run.h"
+#include "seqgrad/models/task.h"
+#include "seqgrad/optim/adam.h"
+#include "seqgrad/optim/clip.h"
 
 namespace seqgrad {
 

@@ -32,9 +32,9 @@
 #include <string>
 #include <vector>
 
-#include "data/batching.h"
-#include "models/config.h"
-#include "models/seq2seq.h"
+#include "seqgrad/data/batching.h"
+#include "seqgrad/models/config.h"
+#include "seqgrad/models/seq2seq.h"
 
 namespace seqgrad {
 

@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "data/dates.h"
+#include "seqgrad/data/dates.h"
 
 namespace seqgrad {
 

@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "apps/args.h"
-#include "data/corpus.h"
-#include "models/run.h"
-#include "models/translator.h"
+#include "seqgrad/data/corpus.h"
+#include "seqgrad/models/run.h"
+#include "seqgrad/models/translator.h"
 
 namespace seqgrad {
 

@@ -1,8 +1,8 @@
-#include "autograd/broadcast.h"
+#include "seqgrad/autograd/broadcast.h"
 
 #include <fmt/format.h>
 
-#include "autograd/tensor.h"
+#include "seqgrad/autograd/tensor.h"
 
 namespace seqgrad {
 

@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "autograd/shape.h"
+#include "seqgrad/autograd/shape.h"
 
 namespace seqgrad {
 

@@ -1,10 +1,10 @@
-#include "autograd/buffer_pool.h"
+#include "seqgrad/autograd/buffer_pool.h"
 
 #include <cstdlib>
 #include <new>
 #include <vector>
 
-#include "autograd/switches.h"
+#include "seqgrad/autograd/switches.h"
 
 namespace seqgrad {
 namespace {

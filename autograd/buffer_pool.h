@@ -10,7 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "autograd/real.h"
+#include "seqgrad/autograd/real.h"
 
 namespace seqgrad {
 

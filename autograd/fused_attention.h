@@ -25,7 +25,7 @@
 
 #include <cstdint>
 
-#include "autograd/tensor.h"
+#include "seqgrad/autograd/tensor.h"
 
 namespace seqgrad {
 

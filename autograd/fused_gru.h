@@ -23,7 +23,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "autograd/tensor.h"
+#include "seqgrad/autograd/tensor.h"
 
 namespace seqgrad {
 

@@ -1,9 +1,9 @@
 // The reference product: one BLAS call (cblas_sgemm or cblas_dgemm, chosen by `real`).
-#include "autograd/gemm.h"
+#include "seqgrad/autograd/gemm.h"
 
 #include <cblas.h>
 
-#include "autograd/kernels.h"
+#include "seqgrad/autograd/kernels.h"
 
 extern "C" void openblas_set_num_threads(int);
 

@@ -11,7 +11,7 @@
 
 #include <cstdint>
 
-#include "autograd/real.h"
+#include "seqgrad/autograd/real.h"
 
 namespace seqgrad {
 

@@ -1,10 +1,10 @@
-#include "autograd/gradcheck.h"
+#include "seqgrad/autograd/gradcheck.h"
 
 #include <fmt/format.h>
 
 #include <cmath>
 
-#include "autograd/rng.h"
+#include "seqgrad/autograd/rng.h"
 
 namespace seqgrad {
 

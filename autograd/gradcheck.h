@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "autograd/tensor.h"
+#include "seqgrad/autograd/tensor.h"
 
 namespace seqgrad {
 

@@ -1,15 +1,15 @@
 // Which version of each kernel of autograd/kernels.h the library runs: the build's choice
 // (SEQGRAD_KERNELS = fast | reference), made here and nowhere else.
-#include "autograd/kernels.h"
+#include "seqgrad/autograd/kernels.h"
 
 #include <fmt/format.h>
 
 #include <utility>
 
-#include "autograd/gemm.h"
+#include "seqgrad/autograd/gemm.h"
 
 #if SEQGRAD_FAST_KERNELS
-#include "autograd/fast/kernels.h"
+#include "seqgrad/autograd/fast/kernels.h"
 #endif
 
 namespace seqgrad {

@@ -18,15 +18,15 @@
 #include <memory>
 #include <vector>
 
-#include "autograd/kernels_reference.h"
-#include "autograd/tensor.h"
+#include "seqgrad/autograd/kernels_reference.h"
+#include "seqgrad/autograd/tensor.h"
 
 #ifndef SEQGRAD_FAST_KERNELS
 #define SEQGRAD_FAST_KERNELS 1
 #endif
 
 #if SEQGRAD_FAST_KERNELS
-#include "autograd/fast/vector_kernels.h"
+#include "seqgrad/autograd/fast/vector_kernels.h"
 namespace seqgrad::kernels {
 namespace selected = fast;
 }  // namespace seqgrad::kernels

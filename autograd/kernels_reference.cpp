@@ -4,8 +4,8 @@
 #include <cmath>
 #include <cstring>
 
-#include "autograd/gemm.h"
-#include "autograd/kernels.h"
+#include "seqgrad/autograd/gemm.h"
+#include "seqgrad/autograd/kernels.h"
 
 namespace seqgrad::kernels::reference {
 

@@ -10,8 +10,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "autograd/rng.h"
-#include "autograd/tensor.h"
+#include "seqgrad/autograd/rng.h"
+#include "seqgrad/autograd/tensor.h"
 
 namespace seqgrad {
 

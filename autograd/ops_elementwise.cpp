@@ -5,8 +5,8 @@
 
 #include <cmath>
 
-#include "autograd/broadcast.h"
-#include "autograd/ops.h"
+#include "seqgrad/autograd/broadcast.h"
+#include "seqgrad/autograd/ops.h"
 
 namespace seqgrad {
 namespace {

@@ -3,8 +3,8 @@
 // at a time in the fast one.
 #include <fmt/format.h>
 
-#include "autograd/fused_attention.h"
-#include "autograd/kernels.h"
+#include "seqgrad/autograd/fused_attention.h"
+#include "seqgrad/autograd/kernels.h"
 
 namespace seqgrad {
 

@@ -1,7 +1,7 @@
 // The GRU cell: the composed twin (primitive ops), the fused op with its hand-written backward,
 // and the op that assembles per-step states into a [B,T,dirs*H] output. Maths in
 // autograd/fused_gru.h; shapes at the top of each function.
-#include "autograd/fused_gru.h"
+#include "seqgrad/autograd/fused_gru.h"
 
 #include <fmt/format.h>
 
@@ -9,8 +9,8 @@
 #include <cmath>
 #include <cstring>
 
-#include "autograd/kernels.h"
-#include "autograd/ops.h"
+#include "seqgrad/autograd/kernels.h"
+#include "seqgrad/autograd/ops.h"
 
 namespace seqgrad {
 

@@ -17,9 +17,9 @@
 #include <cmath>
 #include <cstring>
 
-#include "autograd/fused_loss.h"
-#include "autograd/gemm.h"
-#include "autograd/kernels.h"
+#include "seqgrad/autograd/fused_loss.h"
+#include "seqgrad/autograd/gemm.h"
+#include "seqgrad/autograd/kernels.h"
 
 namespace seqgrad {
 namespace {

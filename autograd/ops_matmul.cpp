@@ -5,9 +5,9 @@
 
 #include <algorithm>
 
-#include "autograd/gemm.h"
-#include "autograd/kernels.h"
-#include "autograd/ops.h"
+#include "seqgrad/autograd/gemm.h"
+#include "seqgrad/autograd/kernels.h"
+#include "seqgrad/autograd/ops.h"
 
 namespace seqgrad {
 namespace {

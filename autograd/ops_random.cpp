@@ -1,7 +1,7 @@
 // Dropout, the one op that draws random numbers.
 #include <fmt/format.h>
 
-#include "autograd/ops.h"
+#include "seqgrad/autograd/ops.h"
 
 namespace seqgrad {
 

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <limits>
 
-#include "autograd/kernels.h"
-#include "autograd/ops.h"
+#include "seqgrad/autograd/kernels.h"
+#include "seqgrad/autograd/ops.h"
 
 namespace seqgrad {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-#include "autograd/ops.h"
+#include "seqgrad/autograd/ops.h"
 
 namespace seqgrad {
 namespace {

@@ -1,4 +1,4 @@
-#include "autograd/parallel.h"
+#include "seqgrad/autograd/parallel.h"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "autograd/tensor.h"
+#include "seqgrad/autograd/tensor.h"
 
 namespace seqgrad {
 namespace {

@@ -1,4 +1,4 @@
-#include "autograd/rng.h"
+#include "seqgrad/autograd/rng.h"
 
 #include <cmath>
 

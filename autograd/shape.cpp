@@ -1,8 +1,8 @@
-#include "autograd/shape.h"
+#include "seqgrad/autograd/shape.h"
 
 #include <fmt/format.h>
 
-#include "autograd/tensor.h"
+#include "seqgrad/autograd/tensor.h"
 
 namespace seqgrad {
 

@@ -1,4 +1,4 @@
-#include "autograd/switches.h"
+#include "seqgrad/autograd/switches.h"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "autograd/tensor.h"
+#include "seqgrad/autograd/tensor.h"
 
 namespace seqgrad {
 

@@ -1,4 +1,4 @@
-#include "autograd/tensor.h"
+#include "seqgrad/autograd/tensor.h"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 #include <cstring>
 #include <unordered_set>
 
-#include "autograd/kernels.h"
+#include "seqgrad/autograd/kernels.h"
 
 namespace seqgrad {
 namespace {

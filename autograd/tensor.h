@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "autograd/buffer_pool.h"
-#include "autograd/real.h"
-#include "autograd/shape.h"
+#include "seqgrad/autograd/buffer_pool.h"
+#include "seqgrad/autograd/real.h"
+#include "seqgrad/autograd/shape.h"
 
 namespace seqgrad {
 

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "bench/synthetic.h"
-#include "models/communicator.h"
-#include "models/seq2seq.h"
+#include "seqgrad/models/communicator.h"
+#include "seqgrad/models/seq2seq.h"
 
 using namespace seqgrad;
 

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "data/bpe.h"
+#include "seqgrad/data/bpe.h"
 
 using namespace seqgrad;
 

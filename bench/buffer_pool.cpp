@@ -6,8 +6,8 @@
 
 #include <string>
 
-#include "autograd/gemm.h"
-#include "autograd/ops.h"
+#include "seqgrad/autograd/gemm.h"
+#include "seqgrad/autograd/ops.h"
 #include "bench_util.h"
 
 using namespace seqgrad;

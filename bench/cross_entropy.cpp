@@ -21,9 +21,9 @@
 #include <functional>
 #include <vector>
 
-#include "autograd/gemm.h"
-#include "autograd/rng.h"
-#include "layers/loss.h"
+#include "seqgrad/autograd/gemm.h"
+#include "seqgrad/autograd/rng.h"
+#include "seqgrad/layers/loss.h"
 
 using namespace seqgrad;
 

@@ -12,11 +12,11 @@
 #include <ctime>
 
 #include "apps/args.h"
-#include "autograd/gemm.h"
-#include "autograd/parallel.h"
+#include "seqgrad/autograd/gemm.h"
+#include "seqgrad/autograd/parallel.h"
 #include "bench_util.h"
-#include "models/decoding.h"
-#include "models/seq2seq.h"
+#include "seqgrad/models/decoding.h"
+#include "seqgrad/models/seq2seq.h"
 #include "synthetic.h"
 
 using namespace seqgrad;

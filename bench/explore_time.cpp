@@ -14,8 +14,8 @@
 
 #include "apps/args.h"
 #include "apps/commands.h"
-#include "autograd/gemm.h"
-#include "autograd/parallel.h"
+#include "seqgrad/autograd/gemm.h"
+#include "seqgrad/autograd/parallel.h"
 
 using namespace seqgrad;
 

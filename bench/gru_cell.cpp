@@ -22,9 +22,9 @@
 #include <utility>
 #include <vector>
 
-#include "autograd/gemm.h"
-#include "autograd/ops.h"
-#include "layers/gru.h"
+#include "seqgrad/autograd/gemm.h"
+#include "seqgrad/autograd/ops.h"
+#include "seqgrad/layers/gru.h"
 
 using namespace seqgrad;
 

@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "apps/args.h"
-#include "autograd/fast/gemm_kernels.h"
-#include "autograd/rng.h"
+#include "seqgrad/autograd/fast/gemm_kernels.h"
+#include "seqgrad/autograd/rng.h"
 #include "bench_util.h"
 
 #pragma GCC diagnostic ignored "-Wpsabi"

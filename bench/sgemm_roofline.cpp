@@ -39,8 +39,8 @@
 #include <vector>
 
 #include "apps/args.h"
-#include "autograd/gemm.h"
-#include "autograd/rng.h"
+#include "seqgrad/autograd/gemm.h"
+#include "seqgrad/autograd/rng.h"
 #include "bench_util.h"
 #include "synthetic.h"
 

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "autograd/rng.h"
-#include "data/batching.h"
-#include "data/vocab.h"
-#include "models/config.h"
+#include "seqgrad/autograd/rng.h"
+#include "seqgrad/data/batching.h"
+#include "seqgrad/data/vocab.h"
+#include "seqgrad/models/config.h"
 
 namespace seqgrad::bench {
 

@@ -10,13 +10,13 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/args.h"
-#include "autograd/gemm.h"
-#include "autograd/parallel.h"
+#include "seqgrad/autograd/gemm.h"
+#include "seqgrad/autograd/parallel.h"
 #include "bench_util.h"
-#include "models/data_parallel.h"
-#include "models/seq2seq.h"
-#include "optim/adam.h"
-#include "optim/clip.h"
+#include "seqgrad/models/data_parallel.h"
+#include "seqgrad/models/seq2seq.h"
+#include "seqgrad/optim/adam.h"
+#include "seqgrad/optim/clip.h"
 #include "synthetic.h"
 
 using namespace seqgrad;

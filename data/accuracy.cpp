@@ -1,4 +1,4 @@
-#include "data/accuracy.h"
+#include "seqgrad/data/accuracy.h"
 
 #include <stdexcept>
 

@@ -1,11 +1,11 @@
-#include "data/batching.h"
+#include "seqgrad/data/batching.h"
 
 #include <algorithm>
 #include <numeric>
 #include <stdexcept>
 #include <string>
 
-#include "data/random.h"
+#include "seqgrad/data/random.h"
 
 namespace seqgrad {
 

@@ -1,4 +1,4 @@
-#include "data/bleu.h"
+#include "seqgrad/data/bleu.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "data/sacrebleu_text.h"
+#include "seqgrad/data/sacrebleu_text.h"
 
 namespace seqgrad {
 

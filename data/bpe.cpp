@@ -1,12 +1,12 @@
 // Codes files and applying BPE (data/bpe.h).
-#include "data/bpe.h"
+#include "seqgrad/data/bpe.h"
 
 #include <fmt/format.h>
 
 #include <stdexcept>
 
-#include "data/file_io.h"
-#include "data/utf8.h"
+#include "seqgrad/data/file_io.h"
+#include "seqgrad/data/utf8.h"
 
 namespace seqgrad {
 

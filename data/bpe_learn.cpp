@@ -5,8 +5,8 @@
 #include <queue>
 #include <stdexcept>
 
-#include "data/bpe.h"
-#include "data/utf8.h"
+#include "seqgrad/data/bpe.h"
+#include "seqgrad/data/utf8.h"
 
 namespace seqgrad {
 

@@ -1,4 +1,4 @@
-#include "data/chrf.h"
+#include "seqgrad/data/chrf.h"
 
 #include <algorithm>
 #include <stdexcept>
@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
-#include "data/sacrebleu_text.h"
-#include "data/utf8.h"
+#include "seqgrad/data/sacrebleu_text.h"
+#include "seqgrad/data/utf8.h"
 
 namespace seqgrad {
 

@@ -1,10 +1,10 @@
-#include "data/corpus.h"
+#include "seqgrad/data/corpus.h"
 
 #include <algorithm>
 #include <stdexcept>
 
-#include "data/file_io.h"
-#include "data/utf8.h"
+#include "seqgrad/data/file_io.h"
+#include "seqgrad/data/utf8.h"
 
 namespace seqgrad {
 

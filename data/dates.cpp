@@ -1,11 +1,11 @@
-#include "data/dates.h"
+#include "seqgrad/data/dates.h"
 
 #include <array>
 #include <iterator>
 #include <stdexcept>
 #include <unordered_set>
 
-#include "data/random.h"
+#include "seqgrad/data/random.h"
 
 namespace seqgrad {
 

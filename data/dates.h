@@ -23,7 +23,7 @@
 #include <string_view>
 #include <vector>
 
-#include "data/corpus.h"
+#include "seqgrad/data/corpus.h"
 
 namespace seqgrad {
 

@@ -1,4 +1,4 @@
-#include "data/file_io.h"
+#include "seqgrad/data/file_io.h"
 
 #include <fcntl.h>
 #include <signal.h>

@@ -1,4 +1,4 @@
-#include "data/letters.h"
+#include "seqgrad/data/letters.h"
 
 namespace seqgrad {
 

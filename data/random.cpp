@@ -1,4 +1,4 @@
-#include "data/random.h"
+#include "seqgrad/data/random.h"
 
 #include <stdexcept>
 

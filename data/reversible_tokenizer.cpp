@@ -1,6 +1,6 @@
-#include "data/reversible_tokenizer.h"
+#include "seqgrad/data/reversible_tokenizer.h"
 
-#include "data/utf8.h"
+#include "seqgrad/data/utf8.h"
 
 namespace seqgrad {
 

@@ -1,9 +1,9 @@
-#include "data/sacrebleu_text.h"
+#include "seqgrad/data/sacrebleu_text.h"
 
 #include <stdexcept>
 
-#include "data/letters.h"
-#include "data/utf8.h"
+#include "seqgrad/data/letters.h"
+#include "seqgrad/data/utf8.h"
 
 namespace seqgrad {
 

@@ -1,4 +1,4 @@
-#include "data/text.h"
+#include "seqgrad/data/text.h"
 
 #include <stdexcept>
 

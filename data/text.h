@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "data/letters.h"
-#include "data/utf8.h"
+#include "seqgrad/data/letters.h"
+#include "seqgrad/data/utf8.h"
 
 namespace seqgrad {
 

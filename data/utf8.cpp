@@ -1,4 +1,4 @@
-#include "data/utf8.h"
+#include "seqgrad/data/utf8.h"
 
 #include <stdexcept>
 #include <string>

@@ -1,9 +1,9 @@
-#include "data/vocab.h"
+#include "seqgrad/data/vocab.h"
 
 #include <algorithm>
 #include <stdexcept>
 
-#include "data/file_io.h"
+#include "seqgrad/data/file_io.h"
 
 namespace seqgrad {
 

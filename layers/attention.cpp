@@ -1,12 +1,12 @@
-#include "layers/attention.h"
+#include "seqgrad/layers/attention.h"
 
 #include <fmt/format.h>
 
 #include <cmath>
 #include <limits>
 
-#include "autograd/fused_attention.h"
-#include "autograd/ops.h"
+#include "seqgrad/autograd/fused_attention.h"
+#include "seqgrad/autograd/ops.h"
 
 namespace seqgrad {
 

@@ -30,9 +30,9 @@
 #include <memory>
 #include <vector>
 
-#include "autograd/switches.h"
-#include "layers/linear.h"
-#include "layers/module.h"
+#include "seqgrad/autograd/switches.h"
+#include "seqgrad/layers/linear.h"
+#include "seqgrad/layers/module.h"
 
 namespace seqgrad {
 

@@ -1,8 +1,8 @@
-#include "layers/dropout.h"
+#include "seqgrad/layers/dropout.h"
 
 #include <fmt/format.h>
 
-#include "autograd/ops.h"
+#include "seqgrad/autograd/ops.h"
 
 namespace seqgrad {
 

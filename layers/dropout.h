@@ -2,7 +2,7 @@
 // others by 1/(1-p) (inverted dropout); in eval mode, the identity.
 #pragma once
 
-#include "layers/module.h"
+#include "seqgrad/layers/module.h"
 
 namespace seqgrad {
 

@@ -1,10 +1,10 @@
-#include "layers/embedding.h"
+#include "seqgrad/layers/embedding.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
-#include "autograd/ops.h"
+#include "seqgrad/autograd/ops.h"
 
 namespace seqgrad {
 

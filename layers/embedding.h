@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "layers/module.h"
+#include "seqgrad/layers/module.h"
 
 namespace seqgrad {
 

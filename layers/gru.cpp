@@ -1,13 +1,13 @@
-#include "layers/gru.h"
+#include "seqgrad/layers/gru.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <numeric>
 
-#include "autograd/fused_gru.h"
-#include "autograd/kernels.h"
-#include "autograd/ops.h"
+#include "seqgrad/autograd/fused_gru.h"
+#include "seqgrad/autograd/kernels.h"
+#include "seqgrad/autograd/ops.h"
 
 namespace seqgrad {
 

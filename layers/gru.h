@@ -10,8 +10,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "autograd/switches.h"
-#include "layers/module.h"
+#include "seqgrad/autograd/switches.h"
+#include "seqgrad/layers/module.h"
 
 namespace seqgrad {
 

@@ -1,8 +1,8 @@
-#include "layers/linear.h"
+#include "seqgrad/layers/linear.h"
 
 #include <fmt/format.h>
 
-#include "autograd/ops.h"
+#include "seqgrad/autograd/ops.h"
 
 namespace seqgrad {
 

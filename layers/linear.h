@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-#include "layers/module.h"
+#include "seqgrad/layers/module.h"
 
 namespace seqgrad {
 

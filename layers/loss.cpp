@@ -1,10 +1,10 @@
-#include "layers/loss.h"
+#include "seqgrad/layers/loss.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
-#include "autograd/ops.h"
+#include "seqgrad/autograd/ops.h"
 
 namespace seqgrad {
 

@@ -16,8 +16,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "autograd/fused_loss.h"
-#include "autograd/tensor.h"
+#include "seqgrad/autograd/fused_loss.h"
+#include "seqgrad/autograd/tensor.h"
 
 namespace seqgrad {
 

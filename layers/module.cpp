@@ -1,4 +1,4 @@
-#include "layers/module.h"
+#include "seqgrad/layers/module.h"
 
 #include <fmt/format.h>
 

@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "autograd/rng.h"
-#include "autograd/tensor.h"
+#include "seqgrad/autograd/rng.h"
+#include "seqgrad/autograd/tensor.h"
 
 namespace seqgrad {
 

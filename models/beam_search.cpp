@@ -77,8 +77,8 @@
 #include <limits>
 #include <numeric>
 
-#include "models/decoding.h"
-#include "models/decoding_detail.h"
+#include "seqgrad/models/decoding.h"
+#include "seqgrad/models/decoding_detail.h"
 
 namespace seqgrad {
 namespace {

@@ -1,4 +1,4 @@
-#include "models/beam_trace.h"
+#include "seqgrad/models/beam_trace.h"
 
 #include <cmath>
 

@@ -1,4 +1,4 @@
-#include "models/checkpoint.h"
+#include "seqgrad/models/checkpoint.h"
 
 #include <fmt/format.h>
 

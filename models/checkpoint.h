@@ -20,9 +20,9 @@
 #include <utility>
 #include <vector>
 
-#include "autograd/rng.h"
-#include "layers/module.h"
-#include "models/safetensors.h"
+#include "seqgrad/autograd/rng.h"
+#include "seqgrad/layers/module.h"
+#include "seqgrad/models/safetensors.h"
 
 namespace seqgrad {
 

@@ -1,4 +1,4 @@
-#include "models/communicator.h"
+#include "seqgrad/models/communicator.h"
 
 #include <cstdlib>
 #include <stdexcept>

@@ -1,4 +1,4 @@
-#include "models/config.h"
+#include "seqgrad/models/config.h"
 
 #include <fmt/format.h>
 
@@ -6,8 +6,8 @@
 #include <fstream>
 #include <set>
 
-#include "autograd/tensor.h"
-#include "data/utf8.h"
+#include "seqgrad/autograd/tensor.h"
+#include "seqgrad/data/utf8.h"
 
 namespace seqgrad {
 namespace {

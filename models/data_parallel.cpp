@@ -1,14 +1,14 @@
-#include "models/data_parallel.h"
+#include "seqgrad/models/data_parallel.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
 
-#include "autograd/gemm.h"
-#include "autograd/kernels.h"
-#include "autograd/parallel.h"
-#include "data/vocab.h"
+#include "seqgrad/autograd/gemm.h"
+#include "seqgrad/autograd/kernels.h"
+#include "seqgrad/autograd/parallel.h"
+#include "seqgrad/data/vocab.h"
 
 namespace seqgrad {
 

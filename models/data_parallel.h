@@ -24,9 +24,9 @@
 
 #include <memory>
 
-#include "autograd/kernels.h"
-#include "models/communicator.h"
-#include "models/seq2seq.h"
+#include "seqgrad/autograd/kernels.h"
+#include "seqgrad/models/communicator.h"
+#include "seqgrad/models/seq2seq.h"
 
 namespace seqgrad {
 

@@ -13,7 +13,7 @@
 //
 // The same with K = 1, written plainly: each row takes its best allowed token; a row that
 // emits EOS, reaches its length limit or has no allowed token leaves the batch.
-#include "models/decoding.h"
+#include "seqgrad/models/decoding.h"
 
 #include <fmt/format.h>
 
@@ -22,7 +22,7 @@
 #include <limits>
 #include <numeric>
 
-#include "models/decoding_detail.h"
+#include "seqgrad/models/decoding_detail.h"
 
 namespace seqgrad {
 namespace decoding_detail {

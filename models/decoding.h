@@ -14,8 +14,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "models/beam_trace.h"
-#include "models/step_model.h"
+#include "seqgrad/models/beam_trace.h"
+#include "seqgrad/models/step_model.h"
 
 namespace seqgrad {
 

@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "models/decoding.h"
+#include "seqgrad/models/decoding.h"
 
 namespace seqgrad::decoding_detail {
 

@@ -1,4 +1,4 @@
-#include "models/metrics_log.h"
+#include "seqgrad/models/metrics_log.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -8,8 +8,8 @@
 #include <cstring>
 #include <utility>
 
-#include "autograd/tensor.h"
-#include "data/file_io.h"
+#include "seqgrad/autograd/tensor.h"
+#include "seqgrad/data/file_io.h"
 
 namespace seqgrad {
 namespace {

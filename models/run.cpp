@@ -1,10 +1,10 @@
-#include "models/run.h"
+#include "seqgrad/models/run.h"
 
 #include <fmt/format.h>
 
 #include <filesystem>
 
-#include "models/checkpoint.h"
+#include "seqgrad/models/checkpoint.h"
 
 namespace seqgrad {
 

@@ -5,9 +5,9 @@
 #include <memory>
 #include <string>
 
-#include "models/config.h"
-#include "models/seq2seq.h"
-#include "models/task.h"
+#include "seqgrad/models/config.h"
+#include "seqgrad/models/seq2seq.h"
+#include "seqgrad/models/task.h"
 
 namespace seqgrad {
 

@@ -1,4 +1,4 @@
-#include "models/run_lock.h"
+#include "seqgrad/models/run_lock.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -9,7 +9,7 @@
 #include <cstring>
 #include <string>
 
-#include "autograd/tensor.h"
+#include "seqgrad/autograd/tensor.h"
 
 namespace seqgrad {
 namespace {

@@ -1,4 +1,4 @@
-#include "models/safetensors.h"
+#include "seqgrad/models/safetensors.h"
 
 #include <fmt/format.h>
 
@@ -11,7 +11,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "data/file_io.h"
+#include "seqgrad/data/file_io.h"
 
 namespace seqgrad {
 

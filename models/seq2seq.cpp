@@ -1,14 +1,14 @@
-#include "models/seq2seq.h"
+#include "seqgrad/models/seq2seq.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
-#include "autograd/fused_loss.h"
-#include "autograd/kernels.h"
-#include "autograd/ops.h"
-#include "data/vocab.h"
-#include "layers/loss.h"
+#include "seqgrad/autograd/fused_loss.h"
+#include "seqgrad/autograd/kernels.h"
+#include "seqgrad/autograd/ops.h"
+#include "seqgrad/data/vocab.h"
+#include "seqgrad/layers/loss.h"
 
 namespace seqgrad {
 namespace {

@@ -19,15 +19,15 @@
 #include <string>
 #include <vector>
 
-#include "autograd/switches.h"
-#include "data/batching.h"
-#include "layers/attention.h"
-#include "layers/dropout.h"
-#include "layers/embedding.h"
-#include "layers/gru.h"
-#include "layers/linear.h"
-#include "models/config.h"
-#include "models/step_model.h"
+#include "seqgrad/autograd/switches.h"
+#include "seqgrad/data/batching.h"
+#include "seqgrad/layers/attention.h"
+#include "seqgrad/layers/dropout.h"
+#include "seqgrad/layers/embedding.h"
+#include "seqgrad/layers/gru.h"
+#include "seqgrad/layers/linear.h"
+#include "seqgrad/models/config.h"
+#include "seqgrad/models/step_model.h"
 
 namespace seqgrad {
 

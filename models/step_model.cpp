@@ -1,4 +1,4 @@
-#include "models/step_model.h"
+#include "seqgrad/models/step_model.h"
 
 #include <fmt/format.h>
 

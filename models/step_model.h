@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "autograd/tensor.h"
+#include "seqgrad/autograd/tensor.h"
 
 namespace seqgrad {
 

@@ -1,10 +1,10 @@
-#include "models/task.h"
+#include "seqgrad/models/task.h"
 
 #include <fmt/format.h>
 
-#include "autograd/tensor.h"
-#include "data/dates.h"
-#include "data/reversible_tokenizer.h"
+#include "seqgrad/autograd/tensor.h"
+#include "seqgrad/data/dates.h"
+#include "seqgrad/data/reversible_tokenizer.h"
 
 namespace seqgrad {
 

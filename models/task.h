@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "data/batching.h"
-#include "data/bpe.h"
-#include "data/corpus.h"
-#include "data/text.h"
-#include "data/vocab.h"
-#include "models/config.h"
+#include "seqgrad/data/batching.h"
+#include "seqgrad/data/bpe.h"
+#include "seqgrad/data/corpus.h"
+#include "seqgrad/data/text.h"
+#include "seqgrad/data/vocab.h"
+#include "seqgrad/models/config.h"
 
 namespace seqgrad {
 

@@ -1,4 +1,4 @@
-#include "models/trainer.h"
+#include "seqgrad/models/trainer.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -9,22 +9,22 @@
 #include <filesystem>
 #include <optional>
 
-#include "autograd/gemm.h"
-#include "autograd/parallel.h"
-#include "data/accuracy.h"
-#include "data/bleu.h"
-#include "data/file_io.h"
-#include "models/checkpoint.h"
-#include "models/data_parallel.h"
-#include "models/metrics_log.h"
-#include "models/run_lock.h"
-#include "models/seq2seq.h"
-#include "models/task.h"
-#include "models/translator.h"
-#include "optim/adam.h"
-#include "optim/clip.h"
-#include "optim/schedule.h"
-#include "optim/sgd.h"
+#include "seqgrad/autograd/gemm.h"
+#include "seqgrad/autograd/parallel.h"
+#include "seqgrad/data/accuracy.h"
+#include "seqgrad/data/bleu.h"
+#include "seqgrad/data/file_io.h"
+#include "seqgrad/models/checkpoint.h"
+#include "seqgrad/models/data_parallel.h"
+#include "seqgrad/models/metrics_log.h"
+#include "seqgrad/models/run_lock.h"
+#include "seqgrad/models/seq2seq.h"
+#include "seqgrad/models/task.h"
+#include "seqgrad/models/translator.h"
+#include "seqgrad/optim/adam.h"
+#include "seqgrad/optim/clip.h"
+#include "seqgrad/optim/schedule.h"
+#include "seqgrad/optim/sgd.h"
 
 namespace seqgrad {
 

@@ -23,8 +23,8 @@
 #include <string>
 #include <vector>
 
-#include "models/communicator.h"
-#include "models/config.h"
+#include "seqgrad/models/communicator.h"
+#include "seqgrad/models/config.h"
 
 namespace seqgrad {
 

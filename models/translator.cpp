@@ -1,4 +1,4 @@
-#include "models/translator.h"
+#include "seqgrad/models/translator.h"
 
 #include <fmt/format.h>
 

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "models/decoding.h"
-#include "models/seq2seq.h"
-#include "models/task.h"
+#include "seqgrad/models/decoding.h"
+#include "seqgrad/models/seq2seq.h"
+#include "seqgrad/models/task.h"
 
 namespace seqgrad {
 

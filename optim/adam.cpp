@@ -1,10 +1,10 @@
-#include "optim/adam.h"
+#include "seqgrad/optim/adam.h"
 
 #include <fmt/format.h>
 
 #include <cmath>
 
-#include "autograd/kernels.h"
+#include "seqgrad/autograd/kernels.h"
 
 namespace seqgrad {
 

@@ -12,7 +12,7 @@
 // State tensors: "adam.exp_avg.<parameter>", "adam.exp_avg_sq.<parameter>" ("adamw." for AdamW).
 #pragma once
 
-#include "optim/optimizer.h"
+#include "seqgrad/optim/optimizer.h"
 
 namespace seqgrad {
 

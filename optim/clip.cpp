@@ -1,4 +1,4 @@
-#include "optim/clip.h"
+#include "seqgrad/optim/clip.h"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 #include <cmath>
 #include <type_traits>
 
-#include "autograd/kernels.h"
+#include "seqgrad/autograd/kernels.h"
 
 namespace seqgrad {
 

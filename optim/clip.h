@@ -12,7 +12,7 @@
 
 #include <vector>
 
-#include "optim/optimizer.h"
+#include "seqgrad/optim/optimizer.h"
 
 namespace seqgrad {
 

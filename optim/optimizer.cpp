@@ -1,4 +1,4 @@
-#include "optim/optimizer.h"
+#include "seqgrad/optim/optimizer.h"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 
 #include <map>
 #include <set>
-#include "autograd/kernels.h"
+#include "seqgrad/autograd/kernels.h"
 
 namespace seqgrad {
 

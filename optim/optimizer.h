@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "autograd/tensor.h"
+#include "seqgrad/autograd/tensor.h"
 
 namespace seqgrad {
 

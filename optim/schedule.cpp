@@ -1,4 +1,4 @@
-#include "optim/schedule.h"
+#include "seqgrad/optim/schedule.h"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 #include <cmath>
 #include <limits>
 
-#include "autograd/tensor.h"  // seqgrad::Error
+#include "seqgrad/autograd/tensor.h"  // seqgrad::Error
 
 namespace seqgrad {
 namespace {

@@ -1,10 +1,10 @@
-#include "optim/sgd.h"
+#include "seqgrad/optim/sgd.h"
 
 #include <fmt/format.h>
 
 #include <cstring>
 
-#include "autograd/kernels.h"
+#include "seqgrad/autograd/kernels.h"
 
 namespace seqgrad {
 

@@ -7,7 +7,7 @@
 // State tensors (momentum > 0 only): "sgd.momentum_buffer.<parameter>".
 #pragma once
 
-#include "optim/optimizer.h"
+#include "seqgrad/optim/optimizer.h"
 
 namespace seqgrad {
 

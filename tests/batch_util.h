@@ -3,9 +3,9 @@
 
 #include <vector>
 
-#include "autograd/rng.h"
-#include "data/batching.h"
-#include "data/vocab.h"
+#include "seqgrad/autograd/rng.h"
+#include "seqgrad/data/batching.h"
+#include "seqgrad/data/vocab.h"
 
 namespace seqgrad::testing {
 

@@ -8,8 +8,8 @@
 #include <cmath>
 #include <vector>
 
-#include "autograd/gradcheck.h"
-#include "autograd/ops.h"
+#include "seqgrad/autograd/gradcheck.h"
+#include "seqgrad/autograd/ops.h"
 
 namespace seqgrad::testing {
 

@@ -1,7 +1,7 @@
 // The fast product (autograd/fast/gemm.h): x Wᵀ of a few rows goes to the small-M kernel of
 // autograd/fast/gemm_kernels.h (split by output column over seqgrad's threads), everything else
 // to the reference product (one BLAS call); and the products on weights packed once.
-#include "autograd/fast/gemm.h"
+#include "seqgrad/autograd/fast/gemm.h"
 
 #include <algorithm>
 #include <atomic>
@@ -10,10 +10,10 @@
 #include <map>
 #include <tuple>
 
-#include "autograd/fast/gemm_kernels.h"
-#include "autograd/kernels.h"
-#include "autograd/parallel.h"
-#include "autograd/switches.h"
+#include "seqgrad/autograd/fast/gemm_kernels.h"
+#include "seqgrad/autograd/kernels.h"
+#include "seqgrad/autograd/parallel.h"
+#include "seqgrad/autograd/switches.h"
 
 namespace seqgrad {
 namespace {

@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-#include "autograd/real.h"
+#include "seqgrad/autograd/real.h"
 
 namespace seqgrad::kernels::fast {
 

@@ -9,7 +9,7 @@
 //   thousands, so the shard holds those, not the table.
 // A leaf asked for both in one step becomes dense (its rows are added into the dense buffer).
 // Why rows and not memory pages: docs/performance.md, rung 14.
-#include "autograd/fast/gradient_shard.h"
+#include "seqgrad/autograd/fast/gradient_shard.h"
 
 #include <fmt/format.h>
 
@@ -20,8 +20,8 @@
 #include <memory>
 #include <optional>
 
-#include "autograd/fast/kernels.h"
-#include "autograd/parallel.h"
+#include "seqgrad/autograd/fast/kernels.h"
+#include "seqgrad/autograd/parallel.h"
 
 namespace seqgrad {
 

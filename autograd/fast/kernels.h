@@ -6,9 +6,9 @@
 #include <functional>
 #include <vector>
 
-#include "autograd/fast/gemm.h"
-#include "autograd/fast/shared_over_steps.h"
-#include "autograd/kernels.h"
+#include "seqgrad/autograd/fast/gemm.h"
+#include "seqgrad/autograd/fast/shared_over_steps.h"
+#include "seqgrad/autograd/kernels.h"
 
 namespace seqgrad::kernels::fast {
 

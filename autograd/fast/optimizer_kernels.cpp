@@ -5,8 +5,8 @@
 #include <cmath>
 #include <cstring>
 
-#include "autograd/fast/kernels.h"
-#include "autograd/parallel.h"
+#include "seqgrad/autograd/fast/kernels.h"
+#include "seqgrad/autograd/parallel.h"
 
 namespace seqgrad::kernels::fast {
 namespace {

@@ -1,7 +1,7 @@
 // shared_over_steps and the products that know about it (see autograd/fast/shared_over_steps.h;
 // why and what it bought: docs/performance.md, "one weight-gradient product over all steps" and
 // "packed weights for thin products").
-#include "autograd/fast/shared_over_steps.h"
+#include "seqgrad/autograd/fast/shared_over_steps.h"
 
 #include <fmt/format.h>
 
@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "autograd/fast/gemm.h"
-#include "autograd/switches.h"
+#include "seqgrad/autograd/fast/gemm.h"
+#include "seqgrad/autograd/switches.h"
 
 namespace seqgrad::kernels::fast {
 namespace {

@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <initializer_list>
 
-#include "autograd/tensor.h"
+#include "seqgrad/autograd/tensor.h"
 
 namespace seqgrad::kernels::fast {
 

@@ -13,8 +13,8 @@
 #include <cstring>
 #include <type_traits>
 
-#include "autograd/fast/simd.h"
-#include "autograd/kernels_reference.h"
+#include "seqgrad/autograd/fast/simd.h"
+#include "seqgrad/autograd/kernels_reference.h"
 
 namespace seqgrad::kernels::fast {
 

@@ -25,7 +25,7 @@
 #include <thread>
 #include <vector>
 
-#include "models/communicator.h"
+#include "seqgrad/models/communicator.h"
 
 namespace seqgrad {
 namespace {

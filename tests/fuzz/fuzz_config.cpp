@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "models/config.h"
+#include "seqgrad/models/config.h"
 #include "tests/fuzz/fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -2,8 +2,8 @@
 // (data/corpus.h, data/text.h). The first byte picks the options.
 #include <string_view>
 
-#include "data/corpus.h"
-#include "data/text.h"
+#include "seqgrad/data/corpus.h"
+#include "seqgrad/data/text.h"
 #include "tests/fuzz/fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,7 +1,7 @@
 // libFuzzer harness: the safetensors reader and the checkpoint metadata on top of it
 // (models/safetensors.h, models/checkpoint.h).
-#include "models/checkpoint.h"
-#include "models/safetensors.h"
+#include "seqgrad/models/checkpoint.h"
+#include "seqgrad/models/safetensors.h"
 #include "tests/fuzz/fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,5 +1,5 @@
 // libFuzzer harness: the vocabulary reader (data/vocab.h), then encoding and decoding with it.
-#include "data/vocab.h"
+#include "seqgrad/data/vocab.h"
 #include "tests/fuzz/fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

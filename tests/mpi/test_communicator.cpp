@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "autograd/rng.h"
-#include "models/communicator.h"
+#include "seqgrad/autograd/rng.h"
+#include "seqgrad/models/communicator.h"
 
 using namespace seqgrad;
 

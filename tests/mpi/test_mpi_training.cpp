@@ -14,7 +14,7 @@
 #include <sstream>
 #include <string>
 
-#include "models/safetensors.h"
+#include "seqgrad/models/safetensors.h"
 
 using namespace seqgrad;
 namespace fs = std::filesystem;

@@ -3,7 +3,7 @@
 // precision (autograd/real.h).
 #include <cstdio>
 
-#include "autograd/tensor.h"
+#include "seqgrad/autograd/tensor.h"
 
 int main() {
     seqgrad::Tensor t = seqgrad::Tensor::full({2, 3}, 1.5);

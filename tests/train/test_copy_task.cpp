@@ -2,11 +2,11 @@
 // Adam with clipping) learns to reverse random sequences.
 #include <doctest/doctest.h>
 
-#include "data/vocab.h"
-#include "models/decoding.h"
-#include "models/seq2seq.h"
-#include "optim/adam.h"
-#include "optim/clip.h"
+#include "seqgrad/data/vocab.h"
+#include "seqgrad/models/decoding.h"
+#include "seqgrad/models/seq2seq.h"
+#include "seqgrad/optim/adam.h"
+#include "seqgrad/optim/clip.h"
 
 using namespace seqgrad;
 

@@ -16,9 +16,9 @@
 #include <string>
 
 #include "apps/commands.h"
-#include "models/run.h"
-#include "models/trainer.h"
-#include "models/translator.h"
+#include "seqgrad/models/run.h"
+#include "seqgrad/models/trainer.h"
+#include "seqgrad/models/translator.h"
 
 using namespace seqgrad;
 namespace fs = std::filesystem;

@@ -9,11 +9,11 @@
 
 #include <unistd.h>
 
-#include "data/bpe.h"
-#include "data/reversible_tokenizer.h"
-#include "models/run.h"
-#include "models/trainer.h"
-#include "models/translator.h"
+#include "seqgrad/data/bpe.h"
+#include "seqgrad/data/reversible_tokenizer.h"
+#include "seqgrad/models/run.h"
+#include "seqgrad/models/trainer.h"
+#include "seqgrad/models/translator.h"
 
 using namespace seqgrad;
 

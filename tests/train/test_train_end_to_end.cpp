@@ -9,8 +9,8 @@
 
 #include <unistd.h>
 
-#include "models/checkpoint.h"
-#include "models/trainer.h"
+#include "seqgrad/models/checkpoint.h"
+#include "seqgrad/models/trainer.h"
 
 using namespace seqgrad;
 

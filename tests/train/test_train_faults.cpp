@@ -13,10 +13,10 @@
 #include <string>
 #include <utility>
 
-#include "models/checkpoint.h"
-#include "models/run_lock.h"
-#include "models/seq2seq.h"
-#include "models/trainer.h"
+#include "seqgrad/models/checkpoint.h"
+#include "seqgrad/models/run_lock.h"
+#include "seqgrad/models/seq2seq.h"
+#include "seqgrad/models/trainer.h"
 
 using namespace seqgrad;
 namespace fs = std::filesystem;

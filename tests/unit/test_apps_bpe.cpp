@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "apps/commands.h"
-#include "autograd/tensor.h"
-#include "data/file_io.h"
+#include "seqgrad/autograd/tensor.h"
+#include "seqgrad/data/file_io.h"
 
 using namespace seqgrad;
 

@@ -10,7 +10,7 @@
 #include "apps/commands.h"
 #include "apps/explore_data.h"
 #include "apps/explore_html.h"
-#include "autograd/tensor.h"
+#include "seqgrad/autograd/tensor.h"
 
 using namespace seqgrad;
 

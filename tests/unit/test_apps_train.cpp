@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "apps/commands.h"
-#include "models/trainer.h"
+#include "seqgrad/models/trainer.h"
 
 using namespace seqgrad;
 

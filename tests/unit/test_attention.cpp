@@ -6,8 +6,8 @@
 #include <memory>
 #include <string>
 
-#include "autograd/fused_attention.h"
-#include "layers/attention.h"
+#include "seqgrad/autograd/fused_attention.h"
+#include "seqgrad/layers/attention.h"
 #include "test_util.h"
 
 using namespace seqgrad;

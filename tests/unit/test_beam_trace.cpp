@@ -3,8 +3,8 @@
 // node's fate is known) and on random models (where the invariants must hold everywhere).
 #include <cmath>
 
-#include "models/beam_trace.h"
-#include "models/decoding.h"
+#include "seqgrad/models/beam_trace.h"
+#include "seqgrad/models/decoding.h"
 #include "step_models.h"
 #include "test_util.h"
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "data/bleu.h"
-#include "data/sacrebleu_text.h"
+#include "seqgrad/data/bleu.h"
+#include "seqgrad/data/sacrebleu_text.h"
 
 using namespace seqgrad;
 

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "data/accuracy.h"
-#include "data/chrf.h"
+#include "seqgrad/data/accuracy.h"
+#include "seqgrad/data/chrf.h"
 
 using namespace seqgrad;
 

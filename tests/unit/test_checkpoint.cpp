@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "autograd/rng.h"
-#include "layers/module.h"
-#include "models/checkpoint.h"
-#include "models/safetensors.h"
+#include "seqgrad/autograd/rng.h"
+#include "seqgrad/layers/module.h"
+#include "seqgrad/models/checkpoint.h"
+#include "seqgrad/models/safetensors.h"
 
 using namespace seqgrad;
 namespace fs = std::filesystem;

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "models/communicator.h"
+#include "seqgrad/models/communicator.h"
 
 using namespace seqgrad;
 

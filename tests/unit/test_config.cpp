@@ -3,8 +3,8 @@
 
 #include <fstream>
 
-#include "autograd/tensor.h"
-#include "models/config.h"
+#include "seqgrad/autograd/tensor.h"
+#include "seqgrad/models/config.h"
 
 using namespace seqgrad;
 using nlohmann::json;

@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "data/batching.h"
+#include "seqgrad/data/batching.h"
 
 using namespace seqgrad;
 

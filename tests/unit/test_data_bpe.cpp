@@ -11,8 +11,8 @@
 
 #include <unistd.h>
 
-#include "data/bpe.h"
-#include "data/file_io.h"
+#include "seqgrad/data/bpe.h"
+#include "seqgrad/data/file_io.h"
 
 using namespace seqgrad;
 

@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "data/corpus.h"
+#include "seqgrad/data/corpus.h"
 
 using namespace seqgrad;
 

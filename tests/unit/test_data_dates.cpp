@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "data/dates.h"
+#include "seqgrad/data/dates.h"
 
 using namespace seqgrad;
 

@@ -5,8 +5,8 @@
 #include <thread>
 
 #include "batch_util.h"
-#include "data/vocab.h"
-#include "models/data_parallel.h"
+#include "seqgrad/data/vocab.h"
+#include "seqgrad/models/data_parallel.h"
 #include "test_util.h"
 
 using namespace seqgrad;

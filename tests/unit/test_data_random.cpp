@@ -5,7 +5,7 @@
 #include <numeric>
 #include <vector>
 
-#include "data/random.h"
+#include "seqgrad/data/random.h"
 
 using namespace seqgrad;
 

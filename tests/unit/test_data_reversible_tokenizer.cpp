@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "data/reversible_tokenizer.h"
+#include "seqgrad/data/reversible_tokenizer.h"
 
 using namespace seqgrad;
 using Tokens = std::vector<std::string>;

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "data/text.h"
+#include "seqgrad/data/text.h"
 
 using namespace seqgrad;
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "data/vocab.h"
+#include "seqgrad/data/vocab.h"
 
 using namespace seqgrad;
 

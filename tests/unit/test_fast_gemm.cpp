@@ -11,9 +11,9 @@
 #include <limits>
 #include <vector>
 
-#include "autograd/fast/gemm_kernels.h"
-#include "autograd/gemm.h"
-#include "autograd/parallel.h"
+#include "seqgrad/autograd/fast/gemm_kernels.h"
+#include "seqgrad/autograd/gemm.h"
+#include "seqgrad/autograd/parallel.h"
 #include "test_util.h"
 
 namespace {

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <thread>
 
-#include "autograd/fast/gradient_shard.h"
-#include "autograd/ops.h"
+#include "seqgrad/autograd/fast/gradient_shard.h"
+#include "seqgrad/autograd/ops.h"
 #include "test_util.h"
 
 using namespace seqgrad;

@@ -8,9 +8,9 @@
 #include <functional>
 #include <vector>
 
-#include "autograd/fast/kernels.h"
-#include "autograd/gemm.h"
-#include "autograd/kernels.h"
+#include "seqgrad/autograd/fast/kernels.h"
+#include "seqgrad/autograd/gemm.h"
+#include "seqgrad/autograd/kernels.h"
 #include "test_util.h"
 
 using namespace seqgrad;

@@ -11,7 +11,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "data/file_io.h"
+#include "seqgrad/data/file_io.h"
 #include "temp_dir.h"
 
 using namespace seqgrad;

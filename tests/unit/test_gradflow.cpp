@@ -8,7 +8,7 @@
 #include <fstream>
 
 #include "apps/gradflow.h"
-#include "data/vocab.h"
+#include "seqgrad/data/vocab.h"
 #include "test_util.h"
 
 using namespace seqgrad;

@@ -3,8 +3,8 @@
 // batch == each sequence alone, PyTorch's parameter names, and errors.
 #include <cmath>
 
-#include "autograd/fused_gru.h"
-#include "layers/gru.h"
+#include "seqgrad/autograd/fused_gru.h"
+#include "seqgrad/layers/gru.h"
 #include "test_util.h"
 
 using namespace seqgrad;

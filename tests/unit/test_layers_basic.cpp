@@ -2,9 +2,9 @@
 // shapes as in PyTorch, initialisation ranges, and errors.
 #include <cmath>
 
-#include "layers/dropout.h"
-#include "layers/embedding.h"
-#include "layers/linear.h"
+#include "seqgrad/layers/dropout.h"
+#include "seqgrad/layers/embedding.h"
+#include "seqgrad/layers/linear.h"
 #include "test_util.h"
 
 using namespace seqgrad;

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <string>
 
-#include "layers/loss.h"
+#include "seqgrad/layers/loss.h"
 #include "test_util.h"
 
 using namespace seqgrad;

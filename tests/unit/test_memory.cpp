@@ -5,9 +5,9 @@
 #include <cmath>
 #include <thread>
 
-#include "autograd/fused_loss.h"
-#include "autograd/ops.h"
-#include "layers/loss.h"
+#include "seqgrad/autograd/fused_loss.h"
+#include "seqgrad/autograd/ops.h"
+#include "seqgrad/layers/loss.h"
 #include "test_util.h"
 
 using namespace seqgrad;

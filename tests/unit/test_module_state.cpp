@@ -2,8 +2,8 @@
 // carry weights in and out without a file (issue 17).
 #include <doctest/doctest.h>
 
-#include "layers/linear.h"
-#include "layers/module.h"
+#include "seqgrad/layers/linear.h"
+#include "seqgrad/layers/module.h"
 
 using namespace seqgrad;
 

@@ -6,10 +6,10 @@
 #include <memory>
 #include <string>
 
-#include "optim/adam.h"
-#include "optim/clip.h"
-#include "optim/schedule.h"
-#include "optim/sgd.h"
+#include "seqgrad/optim/adam.h"
+#include "seqgrad/optim/clip.h"
+#include "seqgrad/optim/schedule.h"
+#include "seqgrad/optim/sgd.h"
 #include "test_util.h"
 
 using namespace seqgrad;

@@ -7,10 +7,10 @@
 #include <stdexcept>
 #include <thread>
 
-#include "autograd/parallel.h"
-#include "optim/adam.h"
-#include "optim/clip.h"
-#include "optim/sgd.h"
+#include "seqgrad/autograd/parallel.h"
+#include "seqgrad/optim/adam.h"
+#include "seqgrad/optim/clip.h"
+#include "seqgrad/optim/sgd.h"
 #include "test_util.h"
 
 using namespace seqgrad;

@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "autograd/tensor.h"
-#include "models/metrics_log.h"
-#include "models/run_lock.h"
-#include "models/trainer.h"
+#include "seqgrad/autograd/tensor.h"
+#include "seqgrad/models/metrics_log.h"
+#include "seqgrad/models/run_lock.h"
+#include "seqgrad/models/trainer.h"
 #include "temp_dir.h"
 
 using namespace seqgrad;

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <limits>
 
-#include "autograd/shape.h"
-#include "autograd/tensor.h"
+#include "seqgrad/autograd/shape.h"
+#include "seqgrad/autograd/tensor.h"
 
 using namespace seqgrad;
 

@@ -3,8 +3,8 @@
 // itself.
 #include <doctest/doctest.h>
 
-#include "autograd/fused_gru.h"
-#include "autograd/kernels.h"
+#include "seqgrad/autograd/fused_gru.h"
+#include "seqgrad/autograd/kernels.h"
 #include "test_util.h"
 
 using namespace seqgrad;

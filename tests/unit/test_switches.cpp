@@ -3,10 +3,10 @@
 // attention kind; and a bad SEQGRAD_DISABLE value is an error naming it.
 #include <cmath>
 
-#include "autograd/switches.h"
+#include "seqgrad/autograd/switches.h"
 #include "batch_util.h"
-#include "data/vocab.h"
-#include "models/seq2seq.h"
+#include "seqgrad/data/vocab.h"
+#include "seqgrad/models/seq2seq.h"
 #include "test_util.h"
 
 using namespace seqgrad;

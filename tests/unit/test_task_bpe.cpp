@@ -11,11 +11,11 @@
 
 #include "apps/attention_report.h"
 #include "apps/commands.h"
-#include "autograd/tensor.h"
-#include "data/file_io.h"
-#include "data/reversible_tokenizer.h"
-#include "models/config.h"
-#include "models/task.h"
+#include "seqgrad/autograd/tensor.h"
+#include "seqgrad/data/file_io.h"
+#include "seqgrad/data/reversible_tokenizer.h"
+#include "seqgrad/models/config.h"
+#include "seqgrad/models/task.h"
 
 using namespace seqgrad;
 using nlohmann::json;
