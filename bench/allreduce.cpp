@@ -69,9 +69,10 @@ int main(int argc, char** argv) {
         const double median = ms[ms.size() / 2];
         const double mb = double(count) * sizeof(float) / 1e6;
         if (comm->is_root())
-            std::printf("config (%s): %zu parameters, %.1f MB of gradient: sum %.2f ms (median), "
-                        "%.2f GB/s of gradient per rank\n",
-                        name.c_str(), count, mb, median, mb / median);
+            std::printf(
+                "config (%s): %zu parameters, %.1f MB of gradient: sum %.2f ms (median), "
+                "%.2f GB/s of gradient per rank\n",
+                name.c_str(), count, mb, median, mb / median);
     }
     return 0;
 }

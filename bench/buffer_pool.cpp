@@ -6,9 +6,9 @@
 
 #include <string>
 
+#include "bench_util.h"
 #include "seqgrad/autograd/gemm.h"
 #include "seqgrad/autograd/ops.h"
-#include "bench_util.h"
 
 using namespace seqgrad;
 

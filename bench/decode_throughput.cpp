@@ -12,9 +12,9 @@
 #include <ctime>
 
 #include "apps/args.h"
+#include "bench_util.h"
 #include "seqgrad/autograd/gemm.h"
 #include "seqgrad/autograd/parallel.h"
-#include "bench_util.h"
 #include "seqgrad/models/decoding.h"
 #include "seqgrad/models/seq2seq.h"
 #include "synthetic.h"

@@ -7,9 +7,9 @@
 #include <cstring>
 #include <string>
 
+#include "bench_util.h"
 #include "seqgrad/autograd/gemm.h"
 #include "seqgrad/autograd/ops.h"
-#include "bench_util.h"
 
 using namespace seqgrad;
 

@@ -15,9 +15,9 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/args.h"
+#include "bench_util.h"
 #include "seqgrad/autograd/gemm.h"
 #include "seqgrad/autograd/parallel.h"
-#include "bench_util.h"
 #include "seqgrad/models/communicator.h"
 #include "seqgrad/models/data_parallel.h"
 #include "seqgrad/models/seq2seq.h"

@@ -22,9 +22,9 @@
 #include <vector>
 
 #include "apps/args.h"
+#include "bench_util.h"
 #include "seqgrad/autograd/fast/gemm_kernels.h"
 #include "seqgrad/autograd/rng.h"
-#include "bench_util.h"
 
 #pragma GCC diagnostic ignored "-Wpsabi"
 

@@ -39,9 +39,9 @@
 #include <vector>
 
 #include "apps/args.h"
+#include "bench_util.h"
 #include "seqgrad/autograd/gemm.h"
 #include "seqgrad/autograd/rng.h"
-#include "bench_util.h"
 #include "synthetic.h"
 
 using namespace seqgrad;

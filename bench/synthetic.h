@@ -79,11 +79,11 @@ inline double training_flops(const BenchConfig& c, const Batch& b) {
         const double S = b.src_lengths[i], T = b.tgt_lengths[i];
         forward += S * (2 * E * 3 * H + 2 * H * 3 * H);  // encoder GRU
         if (c.attention == "bahdanau") {
-            forward += S * 2 * H * A;                       // keys projected once
-            forward += T * (2 * H * A + 2 * S * A + 2 * S * H);  // query, scores, context
+            forward += S * 2 * H * A;                              // keys projected once
+            forward += T * (2 * H * A + 2 * S * A + 2 * S * H);    // query, scores, context
             forward += T * (2 * (E + H) * 3 * H + 2 * H * 3 * H);  // decoder GRU
         } else {
-            forward += S * 2 * H * H;                            // W_a keys once
+            forward += S * 2 * H * H;                                // W_a keys once
             forward += T * (2 * S * H + 2 * S * H + 2 * 2 * H * H);  // scores, context, W_c
             forward += T * (2 * E * 3 * H + 2 * H * 3 * H);
         }

@@ -28,8 +28,8 @@ int DataParallel::threads() const {
 }
 
 LossOutput DataParallel::forward_backward(const Seq2Seq& model, const Batch& batch,
-                                          double teacher_forcing, double label_smoothing,
-                                          Rng& rng, Communicator* communicator) {
+                                          double teacher_forcing, double label_smoothing, Rng& rng,
+                                          Communicator* communicator) {
     const int ranks = communicator ? communicator->size() : 1;
     const int rank = communicator ? communicator->rank() : 0;
     const Batch sorted = is_sorted_by_target_length(batch) ? batch : sort_by_target_length(batch);

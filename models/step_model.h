@@ -25,7 +25,7 @@ struct StepResult {
 };
 
 class StepModel {
-public:
+  public:
     virtual ~StepModel() = default;
     virtual int64_t vocab_size() const = 0;
     // Advances every row by one token given the previous token of each row (SOS at the first

@@ -179,9 +179,10 @@ class Run {
         set_blas_threads(config.train.threads);
         set_num_threads(config.train.threads);  // the optimizer's passes (autograd/parallel.h)
         if (comm_.size() > 1 && config.train.parallel != "data")
-            throw Error(fmt::format("train.parallel = \"{}\" cannot span {} processes: use "
-                                    "\"data\" (each rank runs its share of every batch)",
-                                    config.train.parallel, comm_.size()));
+            throw Error(
+                fmt::format("train.parallel = \"{}\" cannot span {} processes: use "
+                            "\"data\" (each rank runs its share of every batch)",
+                            config.train.parallel, comm_.size()));
         if ((config.train.threads > 1 && config.train.parallel == "data") || comm_.size() > 1)
             parallel_ = std::make_unique<DataParallel>(config.train.threads);  // BLAS: 1 thread
         // Everything that can fail on bad input happens before anything is written to disk.
@@ -221,8 +222,7 @@ class Run {
                        "vocab {} -> {} | {} parameters | attention {}{}\n",
                        task_.name, train_batches_->num_examples(), task_.valid.size(),
                        train_batches_->num_dropped(), task_.source_vocab.size(),
-                       task_.target_vocab.size(), model_->parameter_count(),
-                       config.model.attention,
+                       task_.target_vocab.size(), model_->parameter_count(), config.model.attention,
                        comm_.size() > 1 ? " | " + comm_.description() : std::string());
         }
     }
@@ -604,10 +604,11 @@ class Run {
         const std::vector<uint64_t> prints = comm_.gather_all(print);
         for (size_t r = 1; r < prints.size(); ++r)
             if (prints[r] != prints[0])
-                throw Error(fmt::format("step {}: the parameters of rank {} differ from rank 0's "
-                                        "(every rank must take the same steps from the same "
-                                        "start); training stopped",
-                                        progress_.step, r));
+                throw Error(
+                    fmt::format("step {}: the parameters of rank {} differ from rank 0's "
+                                "(every rank must take the same steps from the same "
+                                "start); training stopped",
+                                progress_.step, r));
     }
 
     // A stop request (Ctrl-C, SIGTERM) on any rank stops every rank after the same step.

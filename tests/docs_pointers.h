@@ -260,7 +260,8 @@ inline std::vector<DocProblem> check_doc_pointers(const std::string& page, const
             const std::string& s = spans[i].text;
             std::smatch key;
             static const std::set<std::string> file_suffixes = {
-                "lock", "json", "jsonl", "svg", "html", "tsv", "txt", "safetensors", "codes", "log"};
+                "lock", "json", "jsonl",       "svg",   "html",
+                "tsv",  "txt",  "safetensors", "codes", "log"};
             if (std::regex_match(s, key, config_key_re) && !file_suffixes.count(key[2].str())) {
                 if (!config_source.empty() &&
                     config_source.find("\"" + key[2].str() + "\"") == std::string::npos)

@@ -3,8 +3,8 @@
 // attention kind; and a bad SEQGRAD_DISABLE value is an error naming it.
 #include <cmath>
 
-#include "seqgrad/autograd/switches.h"
 #include "batch_util.h"
+#include "seqgrad/autograd/switches.h"
 #include "seqgrad/data/vocab.h"
 #include "seqgrad/models/seq2seq.h"
 #include "test_util.h"
