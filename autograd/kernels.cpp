@@ -48,7 +48,7 @@ real* leaf_grad_elsewhere(Node& leaf) {
 real* leaf_grad_row_elsewhere(Node& leaf, int64_t row) {
     return fast::leaf_grad_row_elsewhere(leaf, row);
 }
-// GradientShards: autograd/fast/gradient_shard.cpp, beside the buffers it keeps
+// ParallelGradients: autograd/fast/gradient_shard.cpp, beside the buffers it keeps
 void for_each_array(const std::vector<int64_t>& sizes, int64_t grain,
                     const std::function<void(size_t, int64_t, int64_t)>& fn, int64_t align) {
     fast::for_each_array(sizes, grain, fn, align);
@@ -93,10 +93,10 @@ real* leaf_grad_elsewhere(Node&) {
 real* leaf_grad_row_elsewhere(Node&, int64_t) {
     return nullptr;
 }
-struct GradientShards::State {};
-GradientShards::GradientShards() = default;
-GradientShards::~GradientShards() = default;
-void GradientShards::run(int count, const std::function<void(int)>& task) {
+struct ParallelGradients::State {};
+ParallelGradients::ParallelGradients() = default;
+ParallelGradients::~ParallelGradients() = default;
+void ParallelGradients::run(int count, const std::function<void(int)>& task) {
     for (int k = 0; k < count; ++k) task(k);
 }
 void for_each_array(const std::vector<int64_t>& sizes, int64_t,

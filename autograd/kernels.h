@@ -3,8 +3,8 @@
 //
 // Each kernel has a reference version — plain loops and BLAS calls, the definition, in
 // autograd/kernels_reference.h / kernels_reference.cpp and autograd/gemm.cpp — and a fast
-// version in autograd/fast/ (SIMD, weights packed once, shared weight gradients, gradient
-// shards, threads). The library is built with one of the two (CMake option SEQGRAD_KERNELS =
+// version in autograd/fast/ (SIMD, weights packed once, shared weight gradients, per-thread
+// gradient buffers, threads). The library is built with one of the two (CMake option SEQGRAD_KERNELS =
 // fast | reference, default fast); the reference versions are compiled in both builds, so the
 // tests of the fast build hold every fast kernel equal to its reference (tests/unit/test_fast_*).
 // In the fast build, some fast kernels can also be switched off at run time (autograd/switches.h).
@@ -127,18 +127,18 @@ const Tensor& weight_in_use(const Tensor& weight);
 real* leaf_grad_elsewhere(Node& leaf);
 // The same for row `row` of the leaf seen as [shape[0], numel / shape[0]] (Node::grad_row_data).
 real* leaf_grad_row_elsewhere(Node& leaf, int64_t row);
-// The shards of data-parallel steps: run(count, task) runs task(k) for k = 0 .. count − 1, the
-// shards of one step. Reference: one after another on the calling thread, every gradient
+// The parts of a data-parallel step: run(count, task) runs task(k) for k = 0 .. count − 1, the
+// parts of one step, each a forward and backward of some of the batch's rows. Reference: one after another on the calling thread, every gradient
 // straight into .grad. Fast: task k on thread k (autograd/parallel.h), the leaves' gradients of
 // every k > 0 kept apart (in buffers this object keeps from step to step) and added into .grad
 // afterwards in the order k = 1, 2, ... (so the result does not depend on timing). Rethrows the
 // error of the lowest k that threw.
-class GradientShards {
+class ParallelGradients {
   public:
-    GradientShards();
-    ~GradientShards();
-    GradientShards(const GradientShards&) = delete;
-    GradientShards& operator=(const GradientShards&) = delete;
+    ParallelGradients();
+    ~ParallelGradients();
+    ParallelGradients(const ParallelGradients&) = delete;
+    ParallelGradients& operator=(const ParallelGradients&) = delete;
     void run(int count, const std::function<void(int)>& task);
 
     struct State;  // the fast kernels' buffers (none in the reference build)

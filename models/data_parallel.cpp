@@ -13,7 +13,7 @@
 namespace seqgrad {
 
 DataParallel::DataParallel(int threads)
-    : shards_(std::make_unique<kernels::GradientShards>()), threads_(threads) {
+    : shards_(std::make_unique<kernels::ParallelGradients>()), threads_(threads) {
     if (threads < 1)
         throw Error(fmt::format("DataParallel: threads must be >= 1, got {}", threads));
     set_num_threads(threads);

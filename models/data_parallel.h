@@ -4,7 +4,7 @@
 // and BLAS gains little from a second thread on them. Splitting the batch instead gives each
 // thread whole sequences: the rows of the batch sorted by target length are dealt to the shards
 // so that each gets about the same work (and stays sorted), and each runs forward_loss and
-// backward on its own graph with single-threaded BLAS; kernels::GradientShards
+// backward on its own graph with single-threaded BLAS; kernels::ParallelGradients
 // (autograd/kernels.h) keeps the parameter gradients of each thread apart and adds them in
 // afterwards, in a fixed order. (The reference build runs the shards one after another.)
 //
@@ -58,7 +58,7 @@ class DataParallel {
     double last_wait_seconds() const { return wait_seconds_; }
 
   private:
-    std::unique_ptr<kernels::GradientShards> shards_;
+    std::unique_ptr<kernels::ParallelGradients> shards_;
     int threads_;
     double communication_seconds_ = 0, wait_seconds_ = 0;
 };

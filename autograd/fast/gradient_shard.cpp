@@ -228,14 +228,14 @@ real* kernels::fast::leaf_grad_row_elsewhere(Node& leaf, int64_t row) {
 }
 
 // Shard k > 0 accumulates its leaves' gradients into shards[k - 1]; shard 0 into .grad.
-struct kernels::GradientShards::State {
+struct kernels::ParallelGradients::State {
     std::vector<std::unique_ptr<GradientShard>> shards;
 };
 
-kernels::GradientShards::GradientShards() : state_(std::make_unique<State>()) {}
-kernels::GradientShards::~GradientShards() = default;
+kernels::ParallelGradients::ParallelGradients() : state_(std::make_unique<State>()) {}
+kernels::ParallelGradients::~ParallelGradients() = default;
 
-void kernels::GradientShards::run(int count, const std::function<void(int)>& task) {
+void kernels::ParallelGradients::run(int count, const std::function<void(int)>& task) {
     auto& shards = state_->shards;
     while (int(shards.size()) < count - 1) shards.push_back(std::make_unique<GradientShard>());
     parallel_run(count, [&](int k) {

@@ -15,7 +15,7 @@ namespace seqgrad::kernels::fast {
 // autograd/fast/gradient_shard.cpp
 real* leaf_grad_elsewhere(Node& leaf);
 real* leaf_grad_row_elsewhere(Node& leaf, int64_t row);
-// (and kernels::GradientShards)
+// (and kernels::ParallelGradients)
 
 // autograd/fast/optimizer_kernels.cpp
 void for_each_array(const std::vector<int64_t>& sizes, int64_t grain,
