@@ -3,7 +3,7 @@
 //
 // Each kernel has a reference version — plain loops and BLAS calls, the definition, in
 // autograd/kernels_reference.h / kernels_reference.cpp and autograd/gemm.cpp — and a fast
-// version in autograd/fast/ (SIMD, weights packed once, shared weight gradients, per-thread
+// version in autograd/fast/ (SIMD, weight panels laid out once, shared weight gradients, per-thread
 // gradient buffers, threads). The library is built with one of the two (CMake option SEQGRAD_KERNELS =
 // fast | reference, default fast); the reference versions are compiled in both builds, so the
 // tests of the fast build hold every fast kernel equal to its reference (tests/unit/test_fast_*).
