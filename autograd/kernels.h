@@ -4,10 +4,11 @@
 // Each kernel has a reference version — plain loops and BLAS calls, the definition, in
 // autograd/kernels_reference.h / kernels_reference.cpp and autograd/gemm.cpp — and a fast
 // version in autograd/fast/ (SIMD, weight panels laid out once, shared weight gradients, per-thread
-// gradient buffers, threads). The library is built with one of the two (CMake option SEQGRAD_KERNELS =
-// fast | reference, default fast); the reference versions are compiled in both builds, so the
-// tests of the fast build hold every fast kernel equal to its reference (tests/unit/test_fast_*).
-// In the fast build, some fast kernels can also be switched off at run time (autograd/switches.h).
+// gradient buffers, threads). The library is built with one of the two (CMake option
+// SEQGRAD_KERNELS = fast | reference, default fast); the reference versions are compiled in both
+// builds, so the tests of the fast build hold every fast kernel equal to its reference
+// (tests/unit/test_fast_*). In the fast build, some fast kernels can also be switched off at run
+// time (autograd/switches.h).
 //
 // Read the ops as if every call here were its reference version: that is what it computes.
 #pragma once
@@ -128,11 +129,11 @@ real* leaf_grad_elsewhere(Node& leaf);
 // The same for row `row` of the leaf seen as [shape[0], numel / shape[0]] (Node::grad_row_data).
 real* leaf_grad_row_elsewhere(Node& leaf, int64_t row);
 // The parts of a data-parallel step: run(count, task) runs task(k) for k = 0 .. count − 1, the
-// parts of one step, each a forward and backward of some of the batch's rows. Reference: one after another on the calling thread, every gradient
-// straight into .grad. Fast: task k on thread k (autograd/parallel.h), the leaves' gradients of
-// every k > 0 kept apart (in buffers this object keeps from step to step) and added into .grad
-// afterwards in the order k = 1, 2, ... (so the result does not depend on timing). Rethrows the
-// error of the lowest k that threw.
+// parts of one step, each a forward and backward of some of the batch's rows. Reference: one after
+// another on the calling thread, every gradient straight into .grad. Fast: task k on thread k
+// (autograd/parallel.h), the leaves' gradients of every k > 0 kept apart (in buffers this object
+// keeps from step to step) and added into .grad afterwards in the order k = 1, 2, ... (so the
+// result does not depend on timing). Rethrows the error of the lowest k that threw.
 class ParallelGradients {
   public:
     ParallelGradients();
