@@ -156,7 +156,10 @@ void Bpe::split_for_vocabulary(const std::string& segment, bool final,
     }
     const std::string& left = it->second.left;
     std::string right = it->second.right;
-    if (final) right.resize(right.size() - kEndOfWord.size());
+    // subword-nmt drops the last four characters (right[:-4]) whatever they are: a codes file
+    // may hold a merge whose right symbol is shorter than "</w>" ("t< /w>" also makes "t</w>").
+    if (final)
+        right.resize(right.size() > kEndOfWord.size() ? right.size() - kEndOfWord.size() : 0);
     const auto& vocab = options_.vocabulary;
     if (vocab.count(left + options_.separator))
         out.push_back(left);

@@ -14,8 +14,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             if (filtered) options.vocabulary = {"t@@", "he", "lo@@", "w", "e", "st"};
             const Bpe bpe(codes, options);
             const std::string segmented = bpe.apply_line(line);
-            // every segmentation undoes to the line it came from
-            if (undo_bpe(segmented) != line) fuzz::broken("undo(apply(line)) == line", segmented);
+            // Merges only join neighbours, so a segmentation undoes to its line. The vocabulary
+            // filter un-merges by the codes' own pairs, which a malformed file can make
+            // inconsistent ("t< /w>" also spells "t</w>"): there, as in subword-nmt, only the
+            // absence of a crash is required.
+            if (!filtered && undo_bpe(segmented) != line)
+                fuzz::broken("undo(apply(line)) == line", segmented);
         }
         if (BpeCodes::parse(codes.to_string(), path).merges().size() != codes.size())
             fuzz::broken("codes survive to_string and parse", path);
