@@ -1,11 +1,13 @@
 // A padded batch for the model tests, shared by the test suites.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "seqgrad/autograd/rng.h"
 #include "seqgrad/data/batching.h"
 #include "seqgrad/data/vocab.h"
+#include "seqgrad/models/config.h"
 
 namespace seqgrad::testing {
 
@@ -27,6 +29,18 @@ inline Batch mixed_length_batch(uint64_t seed) {
         pairs.push_back(p);
     }
     return make_batch(pairs, {0, 1, 2, 3, 4, 5, 6});
+}
+
+// A model small enough for exact comparisons (E = 5, H = 6, A = 4), with input feeding for Luong
+// general so that every decoder path runs.
+inline ModelConfig small_model_config(const std::string& attention) {
+    ModelConfig c;
+    c.embedding_size = 5;
+    c.hidden_size = 6;
+    c.attention_size = 4;
+    c.attention = attention;
+    c.input_feeding = attention == "luong_general";
+    return c;
 }
 
 }  // namespace seqgrad::testing

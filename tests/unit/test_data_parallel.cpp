@@ -13,16 +13,6 @@ using namespace seqgrad;
 
 namespace {
 
-ModelConfig small_config(const std::string& attention) {
-    ModelConfig c;
-    c.embedding_size = 5;
-    c.hidden_size = 6;
-    c.attention_size = 4;
-    c.attention = attention;
-    c.input_feeding = attention == "luong_general";
-    return c;
-}
-
 Batch mixed_batch() {
     return testing::mixed_length_batch(3);
 }
@@ -62,7 +52,7 @@ TEST_CASE("row shrinking: a sorted batch gives the loss and gradients of the uns
     for (const std::string attention : {"bahdanau", "luong_general", "none"}) {
         CAPTURE(attention);
         Rng rng(11);
-        Seq2Seq model(small_config(attention), 13, 13, rng);
+        Seq2Seq model(testing::small_model_config(attention), 13, 13, rng);
         const Batch batch = mixed_batch();
         REQUIRE(!is_sorted_by_target_length(batch));
         // forward_loss(batch, source) keeps the given row order: only a finished tail is dropped
@@ -85,7 +75,7 @@ TEST_CASE("data parallel: 1, 2, 3 and 8 threads give one backward's loss and gra
     for (const std::string attention : {"bahdanau", "luong_general"}) {
         CAPTURE(attention);
         Rng rng(12);
-        Seq2Seq model(small_config(attention), 13, 13, rng);
+        Seq2Seq model(testing::small_model_config(attention), 13, 13, rng);
         const Batch batch = mixed_batch();
         LossOutput plain = model.forward_loss(batch);
         plain.loss.backward();
@@ -111,7 +101,7 @@ TEST_CASE("data parallel: 1, 2, 3 and 8 threads give one backward's loss and gra
 }
 
 TEST_CASE("data parallel: with dropout and sampling, a run is reproducible for a thread count") {
-    ModelConfig c = small_config("bahdanau");
+    ModelConfig c = testing::small_model_config("bahdanau");
     c.dropout = 0.3;
     auto run = [&](int threads) {
         Rng rng(21);

@@ -25,14 +25,8 @@ struct LossAndGradients {
 
 // A fresh model (the same seed: the same weights) under the switches in force, one backward.
 LossAndGradients run(const std::string& attention, double label_smoothing) {
-    ModelConfig c;
-    c.embedding_size = 5;
-    c.hidden_size = 6;
-    c.attention_size = 4;
-    c.attention = attention;
-    c.input_feeding = attention == "luong_general";
     Rng rng(17);
-    Seq2Seq model(c, 13, 13, rng);
+    Seq2Seq model(testing::small_model_config(attention), 13, 13, rng);
     LossOutput out = model.forward_loss(mixed_batch(), 1.0, label_smoothing);
     out.loss.backward();
     LossAndGradients r{double(out.loss.item()), out.num_tokens, out.num_correct, {}};
