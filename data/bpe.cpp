@@ -16,12 +16,6 @@ bool is_line_end(char c) {
     return c == '\r' || c == '\n' || c == ' ';
 }
 
-std::string_view strip_line_ends(std::string_view s) {
-    while (!s.empty() && is_line_end(s.front())) s.remove_prefix(1);
-    while (!s.empty() && is_line_end(s.back())) s.remove_suffix(1);
-    return s;
-}
-
 constexpr std::string_view kVersionLine = "#version: 0.2";
 constexpr std::string_view kEndOfWord = "</w>";
 
@@ -30,6 +24,12 @@ bool ends_with(std::string_view s, std::string_view suffix) {
 }
 
 }  // namespace
+
+std::string_view strip_line_ends(std::string_view s) {
+    while (!s.empty() && is_line_end(s.front())) s.remove_prefix(1);
+    while (!s.empty() && is_line_end(s.back())) s.remove_suffix(1);
+    return s;
+}
 
 // ---- codes files ----------------------------------------------------------------------------
 

@@ -143,6 +143,10 @@ class Bpe {
     mutable std::unordered_map<std::string, std::vector<std::string>> cache_;
 };
 
+/// A line without the "\r", "\n" and " " at its two ends, as subword-nmt reads every line
+/// (Python's line.strip('\r\n ')).
+std::string_view strip_line_ends(std::string_view line);
+
 /// Undoes the separator: removes every "@@ " and a "@@" at the end of the line, as
 /// subword-nmt's `sed -r 's/(@@ )|(@@ ?$)//g'` does.
 std::string undo_bpe(std::string_view line, std::string_view separator = "@@");

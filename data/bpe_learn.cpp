@@ -10,18 +10,6 @@
 
 namespace seqgrad {
 
-namespace {
-
-// subword-nmt strips these from both ends of a line (Python's line.strip('\r\n ')).
-std::string_view strip_line_ends(std::string_view s) {
-    auto is_end = [](char c) { return c == '\r' || c == '\n' || c == ' '; };
-    while (!s.empty() && is_end(s.front())) s.remove_prefix(1);
-    while (!s.empty() && is_end(s.back())) s.remove_suffix(1);
-    return s;
-}
-
-}  // namespace
-
 void WordCounts::add(const std::string& word, int64_t count) {
     auto [it, inserted] = index_.emplace(word, words_.size());
     if (inserted) words_.emplace_back(word, 0);
