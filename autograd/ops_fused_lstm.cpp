@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "seqgrad/autograd/cell_check.h"
+#include "seqgrad/autograd/fused_cell.h"
 #include "seqgrad/autograd/fused_lstm.h"
 #include "seqgrad/autograd/kernels.h"
 #include "seqgrad/autograd/ops.h"
@@ -62,9 +62,7 @@ Tensor fused_cell(const char* op, const Tensor& gates, CellDims d, const Tensor&
     Buffer saved(size_t(5 * B * H));
     real* const ifgo = saved.data();        // [B,4H]: h W_hhᵀ + b_hh, then i | f | g | o
     real* const tanh_c_all = ifgo + B * G;  // [B,H]
-    for (int64_t b = 0; b < active; ++b)
-        std::memcpy(ifgo + b * G, bias_hh.data(), sizeof(real) * G);
-    if (active > 0) kernels::product_x_wt(weight_hh.node(), active, h.data(), 1, ifgo);
+    hidden_gates(weight_hh, bias_hh, h, active, ifgo);  // h W_hhᵀ + b_hh
 
     Tensor out = make_result({2, B, H});  // [0] = h', [1] = c'
     real* const h_out = out.data();
@@ -123,7 +121,6 @@ Tensor fused_cell(const char* op, const Tensor& gates, CellDims d, const Tensor&
             real* const d_gates = parent_grad(out, 0);
             real* const dh_all = parent_grad(out, 1);
             real* const dc_all = parent_grad(out, 2);
-            real* const d_bias_hh = parent_grad(out, 4);
 
             Buffer da_buffer(size_t(active * G));
             real* const da_all = da_buffer.data();
@@ -158,12 +155,8 @@ Tensor fused_cell(const char* op, const Tensor& gates, CellDims d, const Tensor&
                 for (int64_t k = active * H; k < B * H; ++k) dh_all[k] += gh_all[k];
             if (dc_all)
                 for (int64_t k = active * H; k < B * H; ++k) dc_all[k] += gc_all[k];
-            if (active == 0) return;
-            if (dh_all) kernels::product_dy_w(out.parent(3), active, da_all, dh_all);  // da W_hh
-            kernels::accumulate_weight_grad(out, 3, 1, da_all, active);  // dW_hh += daᵀ h
-            if (d_bias_hh)
-                for (int64_t b = 0; b < active; ++b)
-                    for (int64_t j = 0; j < G; ++j) d_bias_hh[j] += da_all[b * G + j];
+            // dh += da W_hh,  dW_hh += daᵀ h,  db_hh += Σ da
+            hidden_gates_backward(out, 1, 3, 4, da_all, active, dh_all);
         }))
         out.node().saved = std::move(saved);
     return out;

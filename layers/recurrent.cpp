@@ -254,7 +254,7 @@ RecurrentOutput Recurrent::forward(const Tensor& inputs, const std::vector<int32
                                 describe(), c0.shape().str(), L * D, B, H));
 
     // The fused cell computes only the rows before the first sequence that has ended (see
-    // autograd/cell_check.h): with lengths in decreasing order the ended sequences are the
+    // autograd/fused_cell.h): with lengths in decreasing order the ended sequences are the
     // tail of the batch at every step, so a step costs what its running sequences cost instead
     // of what the longest one does (docs/performance.md, "shrinking the batch"). A batch in
     // another order is sorted here — one row gather in, one per result out — and the results
