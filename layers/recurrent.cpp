@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <numeric>
 
 #include "seqgrad/autograd/fused_gru.h"
@@ -40,6 +39,18 @@ const char* cell_type_name(CellType type) {
     throw Error("cell_type_name: not a CellType");
 }
 
+const char* cell_layer_name(CellType type) {
+    switch (type) {
+        case CellType::rnn:
+            return "RNN";
+        case CellType::gru:
+            return "GRU";
+        case CellType::lstm:
+            return "LSTM";
+    }
+    throw Error("cell_layer_name: not a CellType");
+}
+
 int64_t cell_gate_count(CellType type) {
     switch (type) {
         case CellType::rnn:
@@ -53,13 +64,6 @@ int64_t cell_gate_count(CellType type) {
 }
 
 namespace {
-
-// "GRU", "LSTM", "RNN": the names of the layers, for errors
-std::string upper_name(CellType type) {
-    std::string s = cell_type_name(type);
-    for (char& ch : s) ch = char(std::toupper(static_cast<unsigned char>(ch)));
-    return s;
-}
 
 // The fused switch of each cell (SEQGRAD_DISABLE=fused_gru, ...)
 bool fused_by_default(CellType type) {
@@ -124,7 +128,7 @@ RecurrentCell::RecurrentCell(CellType type, int64_t input_size, int64_t hidden_s
     : use_fused(fused_by_default(type)), type_(type) {
     if (input_size < 1 || hidden_size < 1)
         throw Error(fmt::format("{}Cell: input_size {} and hidden_size {} must be >= 1",
-                                upper_name(type), input_size, hidden_size));
+                                cell_layer_name(type), input_size, hidden_size));
     const int64_t H = hidden_size, G = cell_gate_count(type) * H;
     weight_ih = register_parameter("weight_ih", Tensor::empty({G, input_size}));
     weight_hh = register_parameter("weight_hh", Tensor::empty({G, H}));
@@ -134,7 +138,7 @@ RecurrentCell::RecurrentCell(CellType type, int64_t input_size, int64_t hidden_s
 }
 
 std::string RecurrentCell::describe() const {
-    return fmt::format("{}Cell({} -> {})", upper_name(type_), input_size(), hidden_size());
+    return fmt::format("{}Cell({} -> {})", cell_layer_name(type_), input_size(), hidden_size());
 }
 
 RecurrentState RecurrentCell::zero_state(int64_t batch) const {
@@ -186,10 +190,10 @@ Recurrent::Recurrent(CellType type, int64_t input_size, int64_t hidden_size, int
     if (input_size < 1 || hidden_size < 1 || num_layers < 1)
         throw Error(
             fmt::format("{}: input_size {}, hidden_size {} and num_layers {} must all be >= 1",
-                        upper_name(type), input_size, hidden_size, num_layers));
+                        cell_layer_name(type), input_size, hidden_size, num_layers));
     if (!(dropout_between_layers >= 0 && dropout_between_layers < 1))
         throw Error(fmt::format("{}: dropout_between_layers must be in [0, 1), got {}",
-                                upper_name(type), dropout_between_layers));
+                                cell_layer_name(type), dropout_between_layers));
     const int64_t H = hidden_size, G = cell_gate_count(type) * H;
     for (int layer = 0; layer < num_layers; ++layer)
         for (int dir = 0; dir < directions_; ++dir) {
@@ -209,12 +213,13 @@ Recurrent::Recurrent(CellType type, int64_t input_size, int64_t hidden_size, int
 const Recurrent::Weights& Recurrent::weights(int layer, int direction) const {
     if (layer < 0 || layer >= num_layers_ || direction < 0 || direction >= directions_)
         throw Error(fmt::format("{}::weights: no layer {} direction {} ({} layers, {} directions)",
-                                upper_name(type_), layer, direction, num_layers_, directions_));
+                                cell_layer_name(type_), layer, direction, num_layers_,
+                                directions_));
     return weights_[size_t(layer * directions_ + direction)];
 }
 
 std::string Recurrent::describe() const {
-    return fmt::format("{}(input {}, hidden {}, {} layer{}{})", upper_name(type_), input_size_,
+    return fmt::format("{}(input {}, hidden {}, {} layer{}{})", cell_layer_name(type_), input_size_,
                        hidden_size_, num_layers_, num_layers_ > 1 ? "s" : "",
                        directions_ == 2 ? ", bidirectional" : "");
 }

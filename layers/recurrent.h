@@ -29,7 +29,8 @@ enum class CellType { rnn, gru, lstm };
 
 // "rnn" | "gru" | "lstm"; anything else is an Error naming it and the known names.
 CellType parse_cell_type(const std::string& name);
-const char* cell_type_name(CellType type);  // "rnn", "gru", "lstm"
+const char* cell_type_name(CellType type);   // "rnn", "gru", "lstm"
+const char* cell_layer_name(CellType type);  // "RNN", "GRU", "LSTM": the layers' names
 // Gates per hidden unit, the G/H of the weights: rnn 1, gru 3, lstm 4.
 int64_t cell_gate_count(CellType type);
 

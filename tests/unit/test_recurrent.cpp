@@ -33,6 +33,7 @@ TEST_CASE("cell types: names, gate counts, unknown names") {
     for (CellType type : {CellType::rnn, CellType::gru, CellType::lstm})
         CHECK(parse_cell_type(cell_type_name(type)) == type);
     CHECK(std::string(cell_type_name(CellType::lstm)) == "lstm");
+    CHECK(std::string(cell_layer_name(CellType::rnn)) == "RNN");
     CHECK(cell_gate_count(CellType::rnn) == 1);
     CHECK(cell_gate_count(CellType::gru) == 3);
     CHECK(cell_gate_count(CellType::lstm) == 4);
