@@ -20,47 +20,43 @@ namespace seqgrad {
 
 // ---- cell types ----------------------------------------------------------------------------
 
+namespace {
+
+struct CellInfo {
+    CellType type;
+    const char* name;        // in configs: "lstm"
+    const char* layer_name;  // in errors: "LSTM"
+    int64_t gates;           // per hidden unit
+};
+const CellInfo kCells[] = {{CellType::rnn, "rnn", "RNN", 1},
+                           {CellType::gru, "gru", "GRU", 3},
+                           {CellType::lstm, "lstm", "LSTM", 4}};
+
+const CellInfo& info(CellType type) {
+    for (const CellInfo& c : kCells)
+        if (c.type == type) return c;
+    throw Error(fmt::format("not a CellType: {}", int(type)));
+}
+
+}  // namespace
+
 CellType parse_cell_type(const std::string& name) {
-    for (CellType type : {CellType::rnn, CellType::gru, CellType::lstm})
-        if (name == cell_type_name(type)) return type;
+    for (const CellInfo& c : kCells)
+        if (name == c.name) return c.type;
     throw Error(
         fmt::format("unknown cell type '{}' (expected \"rnn\", \"gru\" or \"lstm\")", name));
 }
 
 const char* cell_type_name(CellType type) {
-    switch (type) {
-        case CellType::rnn:
-            return "rnn";
-        case CellType::gru:
-            return "gru";
-        case CellType::lstm:
-            return "lstm";
-    }
-    throw Error("cell_type_name: not a CellType");
+    return info(type).name;
 }
 
 const char* cell_layer_name(CellType type) {
-    switch (type) {
-        case CellType::rnn:
-            return "RNN";
-        case CellType::gru:
-            return "GRU";
-        case CellType::lstm:
-            return "LSTM";
-    }
-    throw Error("cell_layer_name: not a CellType");
+    return info(type).layer_name;
 }
 
 int64_t cell_gate_count(CellType type) {
-    switch (type) {
-        case CellType::rnn:
-            return 1;
-        case CellType::gru:
-            return 3;
-        case CellType::lstm:
-            return 4;
-    }
-    throw Error("cell_gate_count: not a CellType");
+    return info(type).gates;
 }
 
 namespace {
