@@ -7,6 +7,7 @@
 #include "recurrent_util.h"
 #include "seqgrad/autograd/fused_lstm.h"
 #include "seqgrad/autograd/fused_rnn.h"
+#include "seqgrad/autograd/kernels.h"
 #include "seqgrad/layers/gru.h"
 #include "seqgrad/layers/lstm.h"
 #include "seqgrad/layers/rnn.h"
@@ -176,6 +177,48 @@ TEST_CASE(
                     CHECK(max_abs_diff(results[size_t(form)][i], results[0][i]) <= 1e-12);
                 }
         }
+}
+
+TEST_CASE(
+    "a cell stepped by hand, as a decoder does: the SharedOverStepsScope of step_weights() "
+    "gives the unshared loop's gradients, with rows dropping out as in a sorted batch") {
+    const int64_t T = 4, B = 3, I = 2, H = 3;
+    const std::vector<int64_t> rows_at{3, 3, 2, 1};
+    for (CellType type : {CellType::rnn, CellType::gru, CellType::lstm}) {
+        CAPTURE(cell_type_name(type));
+        const bool lstm = type == CellType::lstm;
+        Rng rng(80);
+        auto cell = make_cell(type, I, H, rng);
+        Tensor xs = random_tensor({T, B, I}, 81);
+        // Σ_t (t + 1) Σ h_t (+ the same of c_t), each step on the first rows_at[t] rows
+        auto loss = [&](const std::vector<Tensor>& in, bool share) {
+            std::unique_ptr<kernels::SharedOverStepsScope> scope;
+            if (share)
+                scope = std::make_unique<kernels::SharedOverStepsScope>(cell->step_weights());
+            RecurrentState s = cell->zero_state(B);
+            Tensor total = Tensor::scalar(0);
+            for (int64_t t = 0; t < T; ++t) {
+                const int64_t n = rows_at[size_t(t)];
+                Tensor x_t = slice(reshape(slice(in[0], 0, t, t + 1), {B, I}), 0, 0, n);
+                s = cell->step(x_t, {slice(s.h, 0, 0, n), lstm ? slice(s.c, 0, 0, n) : Tensor()});
+                total = total + sum(s.h * real(t + 1));
+                if (lstm) total = total + sum(s.c * real(t + 1));
+            }
+            return total;
+        };
+        std::vector<Tensor> leaves = with_parameters({xs}, *cell);
+        expect_gradcheck([&](auto& in) { return loss(in, true); }, leaves);
+        auto gradients = [&](bool share) {
+            for (Tensor& t : leaves) t.zero_grad();
+            loss(leaves, share).backward();
+            std::vector<Tensor> g;
+            for (const Tensor& t : leaves) g.push_back(t.grad());
+            return g;
+        };
+        const auto shared = gradients(true), per_step = gradients(false);
+        for (size_t i = 0; i < leaves.size(); ++i)
+            CHECK(max_abs_diff(shared[i], per_step[i]) <= 1e-12);
+    }
 }
 
 // ---- layers ----------------------------------------------------------------------------------
