@@ -10,8 +10,9 @@ PyTorch is used ONLY here: never by the build, the tests or CI.
 One repetition, as in recurrent_cell.cpp: a 1-layer unidirectional layer (input = hidden) over
 a padded float32 batch [B, T, in] with lengths T, T-1, T-2, T-3, T, ... (>= 1), through
 pack_padded_sequence(enforce_sorted=False) and pad_packed_sequence, then backward from a fixed
-upstream gradient on the padded outputs (gradients accumulate). Median thread CPU time and wall
-time over `reps` after reps/10 warm-up ones. Prints one JSON line.
+upstream gradient on the padded outputs (gradients accumulate). Median thread CPU time (what
+recurrent_cell.cpp reports), process CPU time (all threads: shows whether any work ran outside
+the calling thread) and wall time over `reps` after reps/10 warm-up ones. Prints one JSON line.
 """
 import argparse
 import json
@@ -47,15 +48,17 @@ def main():
 
     for _ in range(max(1, args.reps // 10)):
         step()
-    cpu, wall = [], []
+    cpu, process_cpu, wall = [], [], []
     for _ in range(args.reps):
-        c0, w0 = time.thread_time(), time.perf_counter()
+        c0, p0, w0 = time.thread_time(), time.process_time(), time.perf_counter()
         step()
         cpu.append((time.thread_time() - c0) * 1e3)
+        process_cpu.append((time.process_time() - p0) * 1e3)
         wall.append((time.perf_counter() - w0) * 1e3)
     print(json.dumps({"impl": "torch", "bench": "recurrent_layer", "cell": args.cell,
                       "batch": B, "hidden": H, "steps": T, "threads": 1,
                       "layer_cpu_ms": round(statistics.median(cpu), 4),
+                      "layer_process_cpu_ms": round(statistics.median(process_cpu), 4),
                       "layer_wall_ms": round(statistics.median(wall), 4),
                       "torch_version": torch.__version__}))
 
