@@ -220,16 +220,9 @@ std::string Recurrent::describe() const {
                        directions_ == 2 ? ", bidirectional" : "");
 }
 
-// inputs [B,T,in], lengths [B], h0, c0 [L*D,B,H] -> outputs [B,T,D*H], final states [L*D,B,H]
-//
-// For each layer and direction:
-//   gates = inputs W_ihᵀ + b_ih            [B,T,G]  one product for all steps (fused path)
-//   for t = 0..T-1 (reverse: T-1..0):     state = cell step t (state, mask_t)
-// with mask_t[b] = (t < lengths[b]): a step past a sequence's end carries its state unchanged,
-// so the forward direction ends at each sequence's last token and the reverse direction, which
-// starts from h0 at t = T-1, really starts at t = lengths[b]-1. One graph node per step.
-RecurrentOutput Recurrent::forward(const Tensor& inputs, const std::vector<int32_t>& lengths,
-                                   const Tensor& h0, const Tensor& c0) const {
+// inputs [B,T,in], lengths [B] in 1..T, h0 and c0 (LSTM only) [L*D,B,H] or undefined
+void Recurrent::check_forward(const Tensor& inputs, const std::vector<int32_t>& lengths,
+                              const Tensor& h0, const Tensor& c0) const {
     const int64_t H = hidden_size_, D = directions_, L = num_layers_;
     const bool lstm = type_ == CellType::lstm;
     if (!inputs.defined() || inputs.rank() != 3 || inputs.size(2) != input_size_ ||
@@ -253,6 +246,22 @@ RecurrentOutput Recurrent::forward(const Tensor& inputs, const std::vector<int32
     if (c0.defined() && c0.shape() != Shape{L * D, B, H})
         throw Error(fmt::format("{}: c0 {} must be [layers*directions, B, H] = [{},{},{}]",
                                 describe(), c0.shape().str(), L * D, B, H));
+}
+
+// inputs [B,T,in], lengths [B], h0, c0 [L*D,B,H] -> outputs [B,T,D*H], final states [L*D,B,H]
+//
+// For each layer and direction:
+//   gates = inputs W_ihᵀ + b_ih            [B,T,G]  one product for all steps (fused path)
+//   for t = 0..T-1 (reverse: T-1..0):     state = cell step t (state, mask_t)
+// with mask_t[b] = (t < lengths[b]): a step past a sequence's end carries its state unchanged,
+// so the forward direction ends at each sequence's last token and the reverse direction, which
+// starts from h0 at t = T-1, really starts at t = lengths[b]-1. One graph node per step.
+RecurrentOutput Recurrent::forward(const Tensor& inputs, const std::vector<int32_t>& lengths,
+                                   const Tensor& h0, const Tensor& c0) const {
+    check_forward(inputs, lengths, h0, c0);
+    const int64_t H = hidden_size_, D = directions_, L = num_layers_;
+    const int64_t B = inputs.size(0), T = inputs.size(1);
+    const bool lstm = type_ == CellType::lstm;
 
     // The fused cell computes only the rows before the first sequence that has ended (see
     // autograd/fused_cell.h): with lengths in decreasing order the ended sequences are the

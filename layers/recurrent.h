@@ -153,6 +153,9 @@ class Recurrent : public Module {
     RecurrentOutput forward_sorted_by_length(const Tensor& inputs,
                                              const std::vector<int32_t>& lengths, const Tensor& h0,
                                              const Tensor& c0) const;
+    // Errors naming the layer and the shapes for inputs forward cannot run
+    void check_forward(const Tensor& inputs, const std::vector<int32_t>& lengths, const Tensor& h0,
+                       const Tensor& c0) const;
     // "GRU(input 2, hidden 3, 2 layers, bidirectional)", for errors
     std::string describe() const;
 
