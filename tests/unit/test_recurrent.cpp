@@ -321,6 +321,42 @@ TEST_CASE(
         }
 }
 
+TEST_CASE(
+    "every cell: step_states keep their gradients (retain_grad), fused == composed, as a "
+    "gradient-flow study reads them") {
+    const int64_t B = 2, T = 5, I = 2, H = 3;
+    for (CellType type : {CellType::rnn, CellType::gru, CellType::lstm}) {
+        CAPTURE(cell_type_name(type));
+        Rng rng(90);
+        auto layer = make_recurrent(type, I, H, 1, false, 0, rng);
+        layer->sort_by_length = false;  // the recurrence's own tensors (see RecurrentOutput)
+        Tensor x = random_tensor({B, T, I}, 91);
+        Tensor w = random_tensor({1, B, H}, 92, false);
+        auto run = [&](bool fused) {
+            layer->use_fused = fused;
+            RecurrentOutput out = layer->forward(x, {5, 3});
+            for (Tensor& s : out.step_states) s.retain_grad();
+            sum(out.final_hidden * w).backward();
+            std::vector<Tensor> grads;
+            for (const Tensor& s : out.step_states) grads.push_back(s.grad());
+            return grads;
+        };
+        const std::vector<Tensor> fused = run(true), composed = run(false);
+        REQUIRE(fused.size() == size_t(T));
+        for (size_t t = 0; t < fused.size(); ++t) {
+            CAPTURE(t);
+            CHECK(max_abs_diff(fused[t], composed[t]) <= 1e-12);
+        }
+        // the loss reads the last state of each sequence directly: dL/dh there is w's row
+        CHECK(fused[4].data()[0] == w.data()[0]);  // sequence 0 ends at t = 4
+        CHECK(fused[2].data()[H] == w.data()[H]);  // sequence 1 ends at t = 2 and carries on
+        // and the gradient reaches the first step, through the recurrence
+        double first = 0;
+        for (int64_t j = 0; j < B * H; ++j) first += std::fabs(fused[0].data()[j]);
+        CHECK(first > 0);
+    }
+}
+
 TEST_CASE("RNN, LSTM: a padded batch == each sequence alone (outputs and final states)") {
     for (CellType type : new_cells)
         for (bool fused : fused_variants) {
