@@ -8,7 +8,7 @@
 source "$(dirname "$0")/common.sh" 7 "$@"
 VARIANTS="plain coverage:0.2 coverage:1.0 ngram:2 ngram:3"
 if [[ $MODE == full ]]; then LIMIT=0; else LIMIT=100; fi
-rm -f "$OUT/repeats.csv"
+rm -f "$OUT"/*.csv
 for seed in $SEEDS; do
     models="trained:$(eng_fra_model "$seed")"
     if [[ $MODE == full ]]; then
