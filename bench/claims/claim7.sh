@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Claim 7: "A coverage penalty prevents repeated words ('the the the')."
 # eng-fra test, greedy and beam 5, without and with GNMT's coverage penalty (beta 0.2, 1.0) and
-# n-gram blocking (no repeated 2-gram / 3-gram): repeated words ("the the": a word equal to the
-# one before) and repeated 3-grams per 1,000 output words, BLEU, mean length. On the trained
-# models and on under-trained ones (1 epoch), which repeat themselves more.
+# n-gram blocking (no repeated word / 2-gram / 3-gram): repeated words ("the the": a word equal
+# to the one before) and repeated 3-grams per 1,000 output words, BLEU, mean length. On the
+# trained models and on under-trained ones (1 epoch).
 #   full: 3 trained + 3 one-epoch models (~8 min)    quick: 1 small model, 100 sentences
 source "$(dirname "$0")/common.sh" 7 "$@"
-VARIANTS="plain coverage:0.2 coverage:1.0 ngram:2 ngram:3"
+VARIANTS="plain coverage:0.2 coverage:1.0 ngram:1 ngram:2 ngram:3"
 if [[ $MODE == full ]]; then LIMIT=0; else LIMIT=100; fi
 rm -f "$OUT"/*.csv
 for seed in $SEEDS; do
