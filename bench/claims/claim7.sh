@@ -41,3 +41,19 @@ for csv in "$OUT"/repeats.*.csv; do
     summarise "$csv" "$OUT/table.$stage.csv" --by beam,coverage,no_repeat_ngram \
         --values immediate_repeats_per_1000,repeated_trigrams_per_1000,bleu,mean_length
 done
+# The rates above are small numbers of events: the counts, summed over the models.
+python3 - "$OUT" <<'PY'
+import csv, glob, sys
+for path in sorted(glob.glob(f"{sys.argv[1]}/repeats.*.csv")):
+    totals = {}
+    for r in csv.DictReader(open(path)):
+        words = float(r["mean_length"]) * int(r["sentences"])
+        t = totals.setdefault((r["beam"], r["coverage"], r["no_repeat_ngram"]), [0, 0, 0])
+        t[0] += round(float(r["immediate_repeats_per_1000"]) * words / 1000)
+        t[1] += round(float(r["repeated_trigrams_per_1000"]) * words / 1000)
+        t[2] += round(words)
+    print(f"--- {path}: counts over all models (beam, coverage, no_repeat_ngram: immediate "
+          "repeats, repeated 3-grams, output words)")
+    for (k, c, n), (imm, tri, words) in totals.items():
+        print(f"  beam {k}, coverage {c}, no_repeat_ngram {n}: {imm}, {tri}, {words}")
+PY
