@@ -231,7 +231,15 @@ Config Config::from_json(const json& j, const std::string& source) {
         r.boolean("luong_scaled", m.luong_scaled);
         r.boolean("input_feeding", m.input_feeding);
         r.number("dropout", m.dropout, 0, 0.95);
+        r.boolean("attention_mask", m.attention_mask);
+        r.number("position_bias", m.position_bias, 0, INFINITY);
+        r.number("position_bias_ratio", m.position_bias_ratio, 0, INFINITY, false);
         r.finish();
+        if (m.attention == "none" && (!m.attention_mask || m.position_bias != 0))
+            throw Error(fmt::format(
+                "{}: model.attention_mask / model.position_bias: only with attention (model."
+                "attention is \"none\")",
+                source));
     }
     {
         SectionReader r(j, "train", source);
@@ -317,7 +325,10 @@ json Config::to_json() const {
           {"attention_size", m.attention_size},
           {"luong_scaled", m.luong_scaled},
           {"input_feeding", m.input_feeding},
-          {"dropout", m.dropout}}},
+          {"dropout", m.dropout},
+          {"attention_mask", m.attention_mask},
+          {"position_bias", m.position_bias},
+          {"position_bias_ratio", m.position_bias_ratio}}},
         {"train",
          {{"batch_size", t.batch_size},
           {"epochs", t.epochs},
