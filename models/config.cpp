@@ -245,6 +245,7 @@ Config Config::from_json(const json& j, const std::string& source) {
         SectionReader r(j, "train", source);
         TrainConfig& t = c.train;
         r.integer("batch_size", t.batch_size, 1);
+        r.integer("bucket_chunk", t.bucket_chunk, 0);
         r.integer("epochs", t.epochs, 1);
         r.integer64("max_steps", t.max_steps, 0);
         r.choice("optimizer", t.optimizer, {"adam", "adamw", "sgd"});
@@ -331,6 +332,7 @@ json Config::to_json() const {
           {"position_bias_ratio", m.position_bias_ratio}}},
         {"train",
          {{"batch_size", t.batch_size},
+          {"bucket_chunk", t.bucket_chunk},
           {"epochs", t.epochs},
           {"max_steps", t.max_steps},
           {"optimizer", t.optimizer},

@@ -54,6 +54,9 @@ struct ModelConfig {
 
 struct TrainConfig {
     int batch_size = 64;
+    // Length bucketing: this many batches' worth of examples are sorted by length together
+    // (data/batching.h); 0 = batches mix lengths at random (less efficient: more padding).
+    int bucket_chunk = 100;
     int epochs = 10;
     int64_t max_steps = 0;           // 0 = no limit (epochs decide)
     std::string optimizer = "adam";  // "adam", "adamw" or "sgd"
