@@ -2,6 +2,7 @@
 // status; errors are thrown as exceptions and printed by main.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <istream>
 #include <limits>
@@ -76,6 +77,22 @@ struct CsvPlotSpec {
 // a field that is not a number (empty, nan and inf are gaps).
 plot::LinePlot line_plot_from_csv(const std::string& csv_text, const std::string& csv_name,
                                   const CsvPlotSpec& spec);
+
+// eval: how often sentences repeat themselves: immediate repeats ("the the": a word equal to the
+// one before it) and repeated 3-grams (a 3-gram that already occurred earlier in its sentence).
+struct RepeatCounts {
+    size_t words = 0, immediate = 0, repeated_trigrams = 0;
+    double immediate_per_1000() const {
+        return 1000.0 * double(immediate) / double(std::max<size_t>(words, 1));
+    }
+    double trigrams_per_1000() const {
+        return 1000.0 * double(repeated_trigrams) / double(std::max<size_t>(words, 1));
+    }
+};
+RepeatCounts count_repeats(const std::vector<std::vector<std::string>>& sentences);
+// eval: the mean output length and the repeat rates, of the output and of the references.
+std::string output_stats_text(const RepeatCounts& output, const RepeatCounts& references,
+                              size_t sentences);
 
 // Redraws RUN_DIR/loss.svg from RUN_DIR/metrics.jsonl.
 void write_loss_plot(const std::string& run_dir);
