@@ -10,11 +10,12 @@
 //                 shift-invariant, log w_s = score_s − logsumexp, so it is the variance of
 //                 log w_s (from the weights the step returns; exact where no weight underflows)
 // Then the same batches are decoded greedily: exact match and BLEU (corpus, sacreBLEU's 13a,
-// on the normalised text) per bucket. Prints a table; --csv also writes it as CSV.
+// on the normalised text) per bucket. Prints a table; --csv also writes it as CSV (appended to,
+// the header written when the file is new), with the --label columns first.
 //
 // usage: attention_stats (RUN_DIR [--checkpoint best|last] | --config FILE [--set k=v ...])
 //                        [--test FILE.tsv] [--limit N] [--batch B] [--buckets 20,40,...]
-//                        [--label TEXT] [--csv FILE] [--max-length N]
+//                        [--label k=v,...] [--csv FILE] [--max-length N]
 //   --config builds a fresh model from the config (seeded with train.seed): the model at
 //   initialisation. Buckets are source lengths in tokens (EOS not counted), [edge_k, edge_k+1).
 #include <fmt/format.h>
@@ -174,10 +175,23 @@ int main(int argc, char** argv) try {
         }
     }
 
-    const std::string label = args.get("label", "");
+    // --label k=v,k=v: leading columns k with values v (to tell runs apart in one CSV)
+    std::string label_keys, label_values;
+    if (args.has("label")) {
+        std::stringstream in(args.get("label"));
+        std::string item;
+        while (std::getline(in, item, ',')) {
+            const size_t eq = item.find('=');
+            if (eq == std::string::npos)
+                throw Error(fmt::format("--label: '{}' is not key=value", item));
+            label_keys += item.substr(0, eq) + ",";
+            label_values += item.substr(eq + 1) + ",";
+        }
+    }
     std::ostringstream csv;
-    csv << "label,bucket,sentences,steps,pad_weight,entropy,entropy_norm,score_var,exact_match,"
-           "bleu\n";
+    csv << label_keys
+        << "bucket,bucket_lo,sentences,steps,pad_weight,entropy,entropy_norm,score_var,"
+           "exact_match,bleu\n";
     fmt::print("{} ({} pairs, batches of {})\n", origin, pairs.size(), batch_size);
     fmt::print("{:>10} {:>9} {:>10} {:>10} {:>9} {:>12} {:>10} {:>11} {:>7}\n", "bucket",
                "sentences", "steps", "pad_weight", "entropy", "entropy/lnS", "score_var",
@@ -196,14 +210,19 @@ int main(int argc, char** argv) try {
             "{:>10} {:>9} {:>10} {:>10.4f} {:>9.3f} {:>12.3f} {:>10.3f} {:>11.3f} {:>7.2f}\n", key,
             s.sentences, s.steps, s.pad_weight / n, s.entropy / n, s.entropy_norm / n,
             s.score_var / n, exact, bleu);
-        csv << fmt::format("{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.4f}\n", label, key,
+        const int lo = key[0] == '<' ? 0 : std::stoi(key.substr(key[0] == '>' ? 2 : 0));
+        csv << label_values
+            << fmt::format("{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.4f}\n", key, lo,
                            s.sentences, s.steps, s.pad_weight / n, s.entropy / n,
                            s.entropy_norm / n, s.score_var / n, exact, bleu);
     }
     if (args.has("csv")) {
         const std::string path = args.get("csv");
-        std::ofstream out(path);
-        out << csv.str();
+        const bool fresh = !std::ifstream(path).good();
+        std::string text = csv.str();
+        if (!fresh) text = text.substr(text.find('\n') + 1);  // the header is there already
+        std::ofstream out(path, std::ios::app);
+        out << text;
         out.close();
         if (!out) throw Error(fmt::format("attention_stats: cannot write {}", path));
     }
