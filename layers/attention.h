@@ -35,8 +35,8 @@
 //                          token (model.position_bias_ratio). i_b is output step t scaled by the
 //                          length ratio S_b / T_b with T_b estimated as r·S_b, because the true
 //                          target length T_b is unknown when decoding: the bias is then the same
-//                          in training and decoding. β is a constant, so the bias adds nothing
-//                          to any gradient; it only moves the softmax's weights to the diagonal.
+//                          in training and decoding. β is a constant: the bias has no gradient
+//                          of its own; it moves the softmax's weights towards the diagonal.
 #pragma once
 
 #include <cstdint>
