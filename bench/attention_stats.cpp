@@ -6,9 +6,11 @@
 //                 (exactly 0 with the mask on)
 //   entropy       H = −Σ_s w_s ln w_s (nats, over all positions), and H / ln S_b: 0 = one-hot,
 //                 1 = uniform over the S_b real positions
-//   score_var     the variance of the scores over the S_b real positions. The softmax is
-//                 shift-invariant, log w_s = score_s − logsumexp, so it is the variance of
-//                 log w_s (from the weights the step returns; exact where no weight underflows)
+//   score_var     the variance of the scores (before the softmax) over the S_b real positions.
+//                 Seq2Seq::step returns only the weights, so the step's attention is run again
+//                 from the decoder state (query: the state before the step for Bahdanau, after
+//                 it for Luong; models/seq2seq.h) for its AttentionResult::scores, and its
+//                 weights must equal the step's (else an error: the state's layout changed).
 // Then the same batches are decoded greedily: exact match and BLEU (corpus, sacreBLEU's 13a,
 // on the normalised text) per bucket. Prints a table; --csv also writes it as CSV (appended to,
 // the header written when the file is new), with the --label columns first.
@@ -69,8 +71,8 @@ std::string bucket_name(const std::vector<int>& edges, int length) {
     return fmt::format(">={}", edges.back());
 }
 
-// The statistics of one attention row [S] of a row with `valid` real positions.
-void add_row(BucketStats& stats, const real* w, int64_t S, int64_t valid) {
+// The statistics of one attention row: weights w [S] and scores [S], `valid` real positions.
+void add_row(BucketStats& stats, const real* w, const real* scores, int64_t S, int64_t valid) {
     double pad = 0, entropy = 0, mean = 0, mean_sq = 0;
     for (int64_t s = 0; s < S; ++s) {
         const double x = double(w[s]);
@@ -78,7 +80,7 @@ void add_row(BucketStats& stats, const real* w, int64_t S, int64_t valid) {
         if (x > 0) entropy -= x * std::log(x);
     }
     for (int64_t s = 0; s < valid; ++s) {
-        const double l = std::log(std::max(double(w[s]), 1e-300));
+        const double l = double(scores[s]);
         mean += l;
         mean_sq += l * l;
     }
@@ -135,6 +137,7 @@ int main(int argc, char** argv) try {
     options.beam_size = 1;
     options.max_length = args.get_int("max-length", options.max_length);
 
+    const bool luong = config.model.attention.rfind("luong", 0) == 0;
     std::map<std::string, BucketStats> buckets;
     NoGradGuard no_grad;
     for (size_t first = 0; first < encoded.size(); first += size_t(batch_size)) {
@@ -152,11 +155,20 @@ int main(int argc, char** argv) try {
         for (int64_t t = 0; t < T; ++t) {
             std::vector<int32_t> previous;
             for (int64_t b = 0; b < B; ++b) previous.push_back(batch.tgt_in[size_t(b * T + t)]);
+            const Tensor query_before = state.tensors[0], steps_before = state.tensors[5];
             const StepResult step = model->step(previous, state);
+            const AttentionResult again = model->decoder.attention->forward(
+                luong ? state.tensors[0] : query_before, state.tensors[2], state.tensors[3],
+                state.tensors[4], steps_before);
+            for (int64_t i = 0; i < B * S; ++i)
+                if (std::fabs(again.weights.data()[i] - step.attention.data()[i]) > 1e-5)
+                    throw Error(
+                        "attention_stats: the attention run again from the decoder state "
+                        "differs from the step's (has Seq2Seq's state layout changed?)");
             for (int64_t b = 0; b < B; ++b)
                 if (batch.tgt_out[size_t(b * T + t)] != Vocab::PAD)
-                    add_row(buckets[name[size_t(b)]], step.attention.data() + b * S, S,
-                            batch.src_lengths[size_t(b)]);
+                    add_row(buckets[name[size_t(b)]], step.attention.data() + b * S,
+                            again.scores.data() + b * S, S, batch.src_lengths[size_t(b)]);
         }
         // Greedy decoding of the same batch.
         const std::vector<Hypothesis> decoded = greedy_decode(
