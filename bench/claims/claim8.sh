@@ -13,7 +13,7 @@
 source "$(dirname "$0")/common.sh" 8 "$@"
 STATS=./build/bench/attention_stats
 if [[ $MODE == full ]]; then
-    INIT_DIMS="64 128 256 512 1024" TRAIN_DIMS="64 128 256" LIMIT=1000 STEPS=0
+    INIT_DIMS="64 128 256 512 1024" TRAIN_DIMS="64 128 256" LIMIT=500 STEPS=0
 else
     INIT_DIMS="64 256" TRAIN_DIMS="32" LIMIT=200 STEPS=300
 fi
