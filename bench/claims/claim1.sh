@@ -30,6 +30,21 @@ summarise "$OUT/beam.csv" "$OUT/table.csv" --by beam --values bleu,sentences_per
     --where length_penalty=gnmt
 echo "--- BLEU and mean length by length penalty (none: raw log-probability)"
 summarise "$OUT/beam.csv" "$OUT/bleu.csv" --by length_penalty,beam --values bleu,mean_length
+# Paired by seed: the BLEU each k adds to the same model's greedy output.
+python3 - "$OUT/beam.csv" <<'PY'
+import csv, statistics, sys
+bleu = {}
+for r in csv.DictReader(open(sys.argv[1])):
+    bleu[(r["checkpoint"], r["length_penalty"], int(r["beam"]))] = float(r["bleu"])
+for penalty in ["gnmt", "none"]:
+    gains = {}
+    for (model, p, k), b in bleu.items():
+        if p == penalty:
+            gains.setdefault(k, []).append(b - bleu[(model, "gnmt", 1)])
+    print(f"BLEU gain over greedy, {penalty}, paired by seed (median [min, max]): " +
+          ", ".join(f"k={k}: {statistics.median(v):+.2f} [{min(v):+.2f}, {max(v):+.2f}]"
+                    for k, v in sorted(gains.items())))
+PY
 # The time each k costs against greedy decoding, from the median speeds.
 python3 - "$OUT/table.csv" <<'PY'
 import csv, sys

@@ -12,7 +12,7 @@ if [[ $MODE == full ]]; then
 else
     ALPHAS="0 0.6 2.0" LIMIT=100 K=5
 fi
-rm -f "$OUT"/alpha.*.csv
+rm -f "$OUT"/*.csv
 for seed in $SEEDS; do
     model=$(eng_fra_model "$seed")
     for split in valid test; do
@@ -40,3 +40,24 @@ for split in valid test; do
         --group length_penalty --title "eng-fra $split mean output length (words) against alpha" \
         --ylabel "words per sentence"
 done
+# Paired by seed: BLEU(alpha) - BLEU(alpha = 0) of the same model, median [min, max] over seeds,
+# and the best alpha of each seed: seed-to-seed spread is larger than the effect of alpha.
+python3 - "$OUT" <<'PY'
+import csv, statistics, sys
+out = sys.argv[1]
+for split in ["valid", "test"]:
+    runs = {}
+    for r in csv.DictReader(open(f"{out}/alpha.{split}.csv")):
+        runs.setdefault((r["checkpoint"], r["length_penalty"]), {})[float(r["alpha"])] = float(r["bleu"])
+    for penalty in ["average", "gnmt"]:
+        deltas, best = {}, []
+        for (_, p), bleu in runs.items():
+            if p != penalty:
+                continue
+            for a, b in bleu.items():
+                deltas.setdefault(a, []).append(b - bleu[0.0])
+            best.append(max(bleu, key=bleu.get))
+        print(f"--- {split} {penalty}: BLEU(alpha) - BLEU(0), paired by seed; best alpha per seed: {best}")
+        print("  " + "  ".join(f"{a:g}: {statistics.median(v):+.2f} [{min(v):+.2f}, {max(v):+.2f}]"
+                               for a, v in sorted(deltas.items())))
+PY

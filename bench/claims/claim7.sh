@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Claim 7: "A coverage penalty prevents repeated words ('the the the')."
 # eng-fra test, greedy and beam 5, without and with GNMT's coverage penalty (beta 0.2, 1.0) and
-# n-gram blocking (no repeated 2-gram / 3-gram): repeated words ("the the": a word equal to the
-# one before) and repeated 3-grams per 1,000 output words, BLEU, mean length. On the trained
-# models and on under-trained ones (1 epoch), which repeat themselves more.
+# n-gram blocking (no repeated word / 2-gram / 3-gram): repeated words ("the the": a word equal
+# to the one before) and repeated 3-grams per 1,000 output words, BLEU, mean length. On the
+# trained models and on under-trained ones (1 epoch).
 #   full: 3 trained + 3 one-epoch models (~8 min)    quick: 1 small model, 100 sentences
 source "$(dirname "$0")/common.sh" 7 "$@"
-VARIANTS="plain coverage:0.2 coverage:1.0 ngram:2 ngram:3"
+VARIANTS="plain coverage:0.2 coverage:1.0 ngram:1 ngram:2 ngram:3"
 if [[ $MODE == full ]]; then LIMIT=0; else LIMIT=100; fi
-rm -f "$OUT/repeats.csv"
+rm -f "$OUT"/*.csv
 for seed in $SEEDS; do
     models="trained:$(eng_fra_model "$seed")"
     if [[ $MODE == full ]]; then
@@ -41,3 +41,19 @@ for csv in "$OUT"/repeats.*.csv; do
     summarise "$csv" "$OUT/table.$stage.csv" --by beam,coverage,no_repeat_ngram \
         --values immediate_repeats_per_1000,repeated_trigrams_per_1000,bleu,mean_length
 done
+# The rates above are small numbers of events: the counts, summed over the models.
+python3 - "$OUT" <<'PY'
+import csv, glob, sys
+for path in sorted(glob.glob(f"{sys.argv[1]}/repeats.*.csv")):
+    totals = {}
+    for r in csv.DictReader(open(path)):
+        words = float(r["mean_length"]) * int(r["sentences"])
+        t = totals.setdefault((r["beam"], r["coverage"], r["no_repeat_ngram"]), [0, 0, 0])
+        t[0] += round(float(r["immediate_repeats_per_1000"]) * words / 1000)
+        t[1] += round(float(r["repeated_trigrams_per_1000"]) * words / 1000)
+        t[2] += round(words)
+    print(f"--- {path}: counts over all models (beam, coverage, no_repeat_ngram: immediate "
+          "repeats, repeated 3-grams, output words)")
+    for (k, c, n), (imm, tri, words) in totals.items():
+        print(f"  beam {k}, coverage {c}, no_repeat_ngram {n}: {imm}, {tri}, {words}")
+PY

@@ -10,7 +10,8 @@
 #   full: k = 1 .. 50, L = 25 .. 200, ~5 min      quick: H = 128, 4 points, ~10 s
 source "$(dirname "$0")/common.sh" 9 "$@"
 BENCH=./build/bench/beam_memory
-[[ -x $BENCH ]] || { echo "claim 9: $BENCH not found: cmake --build build --target beam_memory" >&2; exit 1; }
+[[ -x $BENCH ]] || cmake --build build --target beam_memory > "$OUT/build.log" ||
+    { cat "$OUT/build.log" >&2; exit 1; }
 if [[ $MODE == full ]]; then
     H=512 BEAMS="1 2 5 10 20 50" LENGTHS="25 50 100 200" BATCH_BEAMS="1 5 10" BATCH=64
 else

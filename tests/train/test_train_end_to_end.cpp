@@ -150,7 +150,7 @@ TEST_CASE("a loss that becomes NaN stops training, naming the step and the last 
     }
 }
 
-TEST_CASE("seqgrad eval: decoding switches, the length and repeat lines, a --summary-csv row") {
+TEST_CASE("seqgrad eval: the decoding switches reach its summary row; bad values are errors") {
     Config c = small_dates_config(temp_run_dir("eval"));
     c.train.epochs = 1;
     TrainOptions quiet;
