@@ -92,102 +92,92 @@ void add_row(BucketStats& stats, const real* w, const real* scores, int64_t S, i
     stats.steps += 1;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) try {
-    Args args(std::vector<std::string>(argv + 1, argv + argc),
-              {"checkpoint", "config", "set", "test", "limit", "batch", "buckets", "label", "csv",
-               "max-length"},
-              {});
-    // The model: a trained run, or a fresh one from a config (at initialisation).
+// The model: a trained run (RUN_DIR), or a fresh one from --config (at initialisation).
+struct Model {
     Config config;
     Task task;
     std::unique_ptr<Rng> rng;
-    std::unique_ptr<Seq2Seq> owned;
+    std::unique_ptr<Seq2Seq> fresh;
     LoadedRun run;
-    const Seq2Seq* model = nullptr;
+    const Seq2Seq* seq2seq = nullptr;
+};
+
+std::unique_ptr<Model> load_model(const Args& args) {
+    auto m = std::make_unique<Model>();
     if (args.has("config")) {
-        config = Config::load(args.get("config"), args.all("set"));
-        task = prepare_task(config, true);
-        rng = std::make_unique<Rng>(config.train.seed);
-        owned = std::make_unique<Seq2Seq>(config.model, task.source_vocab.size(),
-                                          task.target_vocab.size(), *rng);
-        owned->eval();
-        model = owned.get();
+        m->config = Config::load(args.get("config"), args.all("set"));
+        m->task = prepare_task(m->config, true);
+        m->rng = std::make_unique<Rng>(m->config.train.seed);
+        m->fresh = std::make_unique<Seq2Seq>(m->config.model, m->task.source_vocab.size(),
+                                             m->task.target_vocab.size(), *m->rng);
+        m->fresh->eval();
+        m->seq2seq = m->fresh.get();
     } else {
         if (args.positional().size() != 1)
             throw Error(
                 "usage: attention_stats RUN_DIR | --config FILE (see bench/attention_stats.cpp)");
-        run = load_run_from_args(args, args.positional()[0]);
-        config = run.config;
-        task = std::move(run.task);
-        model = run.model.get();
+        m->run = load_run_from_args(args, args.positional()[0]);
+        m->config = m->run.config;
+        m->task = std::move(m->run.task);
+        m->seq2seq = m->run.model.get();
     }
-    if (config.model.attention == "none")
+    if (m->config.model.attention == "none")
         throw Error("attention_stats: the model has no attention");
-    std::string origin;
-    std::vector<SentencePair> pairs = load_test_set(args, config, origin);
-    const size_t limit = size_t(args.get_int("limit", 0));
-    if (limit > 0 && pairs.size() > limit) pairs.resize(limit);
-    const std::vector<EncodedPair> encoded = task.encode(pairs);
-    const int batch_size = args.get_int("batch", 64);
-    if (batch_size < 1) throw Error("--batch: expected a positive integer");
-    const std::vector<int> edges = parse_edges(args.get("buckets", "0"));
-    DecodeOptions options = decode_options_from(config.decode);
-    options.beam_size = 1;
-    options.max_length = args.get_int("max-length", options.max_length);
+    return m;
+}
 
-    const bool luong = config.model.attention.rfind("luong", 0) == 0;
-    std::map<std::string, BucketStats> buckets;
-    NoGradGuard no_grad;
-    for (size_t first = 0; first < encoded.size(); first += size_t(batch_size)) {
-        std::vector<size_t> rows;
-        for (size_t i = first; i < std::min(encoded.size(), first + size_t(batch_size)); ++i)
-            if (!encoded[i].source.empty()) rows.push_back(i);
-        if (rows.empty()) continue;
-        const Batch batch = make_batch(encoded, rows);
-        const int64_t B = batch.batch_size, T = batch.tgt_len, S = batch.src_len;
-        std::vector<std::string> name;
+// Every target step of `batch`, teacher-forced through Seq2Seq::step: each real step's attention
+// row goes to its sentence's bucket.
+void measure_attention(const Model& m, const Batch& batch, const std::vector<std::string>& names,
+                       std::map<std::string, BucketStats>& buckets) {
+    const Seq2Seq& model = *m.seq2seq;
+    const bool luong = m.config.model.attention.rfind("luong", 0) == 0;
+    const int64_t B = batch.batch_size, T = batch.tgt_len, S = batch.src_len;
+    DecoderState state = model.initial_state(model.encode(batch));
+    for (int64_t t = 0; t < T; ++t) {
+        std::vector<int32_t> previous;
+        for (int64_t b = 0; b < B; ++b) previous.push_back(batch.tgt_in[size_t(b * T + t)]);
+        const Tensor query_before = state.tensors[0], steps_before = state.tensors[5];
+        const StepResult step = model.step(previous, state);
+        const AttentionResult again = model.decoder.attention->forward(
+            luong ? state.tensors[0] : query_before, state.tensors[2], state.tensors[3],
+            state.tensors[4], steps_before);
+        for (int64_t i = 0; i < B * S; ++i)
+            if (std::fabs(again.weights.data()[i] - step.attention.data()[i]) > 1e-5)
+                throw Error(
+                    "attention_stats: the attention run again from the decoder state differs "
+                    "from the step's (has Seq2Seq's state layout changed?)");
         for (int64_t b = 0; b < B; ++b)
-            name.push_back(bucket_name(edges, batch.src_lengths[size_t(b)] - 1));
-        // Teacher-forced steps through the decoding path.
-        DecoderState state = model->initial_state(model->encode(batch));
-        for (int64_t t = 0; t < T; ++t) {
-            std::vector<int32_t> previous;
-            for (int64_t b = 0; b < B; ++b) previous.push_back(batch.tgt_in[size_t(b * T + t)]);
-            const Tensor query_before = state.tensors[0], steps_before = state.tensors[5];
-            const StepResult step = model->step(previous, state);
-            const AttentionResult again = model->decoder.attention->forward(
-                luong ? state.tensors[0] : query_before, state.tensors[2], state.tensors[3],
-                state.tensors[4], steps_before);
-            for (int64_t i = 0; i < B * S; ++i)
-                if (std::fabs(again.weights.data()[i] - step.attention.data()[i]) > 1e-5)
-                    throw Error(
-                        "attention_stats: the attention run again from the decoder state "
-                        "differs from the step's (has Seq2Seq's state layout changed?)");
-            for (int64_t b = 0; b < B; ++b)
-                if (batch.tgt_out[size_t(b * T + t)] != Vocab::PAD)
-                    add_row(buckets[name[size_t(b)]], step.attention.data() + b * S,
-                            again.scores.data() + b * S, S, batch.src_lengths[size_t(b)]);
-        }
-        // Greedy decoding of the same batch.
-        const std::vector<Hypothesis> decoded = greedy_decode(
-            *model, model->initial_state(model->encode(batch)), options, batch.src_lengths);
-        for (int64_t b = 0; b < B; ++b) {
-            BucketStats& stats = buckets[name[size_t(b)]];
-            std::vector<int32_t> ids = decoded[size_t(b)].tokens;
-            if (!ids.empty() && ids.back() == Vocab::EOS) ids.pop_back();
-            const std::string hypothesis = task.decode_target(ids);
-            const SentencePair& pair = pairs[rows[size_t(b)]];
-            const std::string reference = task.pipeline.join(task.pipeline.tokens(pair.target));
-            stats.sentences += 1;
-            stats.exact += hypothesis == reference;
-            stats.hypotheses.push_back(hypothesis);
-            stats.references.push_back(reference);
-        }
+            if (batch.tgt_out[size_t(b * T + t)] != Vocab::PAD)
+                add_row(buckets[names[size_t(b)]], step.attention.data() + b * S,
+                        again.scores.data() + b * S, S, batch.src_lengths[size_t(b)]);
     }
+}
 
-    // --label k=v,k=v: leading columns k with values v (to tell runs apart in one CSV)
+// Greedy decoding of `batch` (rows `rows` of `pairs`): exact match and the texts for BLEU.
+void measure_decoding(const Model& m, const Batch& batch, const std::vector<SentencePair>& pairs,
+                      const std::vector<size_t>& rows, const std::vector<std::string>& names,
+                      const DecodeOptions& options, std::map<std::string, BucketStats>& buckets) {
+    const Seq2Seq& model = *m.seq2seq;
+    const std::vector<Hypothesis> decoded =
+        greedy_decode(model, model.initial_state(model.encode(batch)), options, batch.src_lengths);
+    for (size_t b = 0; b < rows.size(); ++b) {
+        BucketStats& stats = buckets[names[b]];
+        std::vector<int32_t> ids = decoded[b].tokens;
+        if (!ids.empty() && ids.back() == Vocab::EOS) ids.pop_back();
+        const std::string hypothesis = m.task.decode_target(ids);
+        const std::string target = pairs[rows[b]].target;
+        const std::string reference = m.task.pipeline.join(m.task.pipeline.tokens(target));
+        stats.sentences += 1;
+        stats.exact += hypothesis == reference;
+        stats.hypotheses.push_back(hypothesis);
+        stats.references.push_back(reference);
+    }
+}
+
+// Prints the table and returns it as CSV, with the --label k=v,k=v columns first.
+std::string report(const Args& args, const std::map<std::string, BucketStats>& buckets,
+                   const std::vector<int>& edges) {
     std::string label_keys, label_values;
     if (args.has("label")) {
         std::stringstream in(args.get("label"));
@@ -204,7 +194,6 @@ int main(int argc, char** argv) try {
     csv << label_keys
         << "bucket,bucket_lo,sentences,steps,pad_weight,entropy,entropy_norm,score_var,"
            "exact_match,bleu\n";
-    fmt::print("{} ({} pairs, batches of {})\n", origin, pairs.size(), batch_size);
     fmt::print("{:>10} {:>9} {:>10} {:>10} {:>9} {:>12} {:>10} {:>11} {:>7}\n", "bucket",
                "sentences", "steps", "pad_weight", "entropy", "entropy/lnS", "score_var",
                "exact_match", "BLEU");
@@ -228,16 +217,56 @@ int main(int argc, char** argv) try {
                            s.sentences, s.steps, s.pad_weight / n, s.entropy / n,
                            s.entropy_norm / n, s.score_var / n, exact, bleu);
     }
-    if (args.has("csv")) {
-        const std::string path = args.get("csv");
-        const bool fresh = !std::ifstream(path).good();
-        std::string text = csv.str();
-        if (!fresh) text = text.substr(text.find('\n') + 1);  // the header is there already
-        std::ofstream out(path, std::ios::app);
-        out << text;
-        out.close();
-        if (!out) throw Error(fmt::format("attention_stats: cannot write {}", path));
+    return csv.str();
+}
+
+// Appends `csv` to `path`, without its header line when the file exists already.
+void append_csv(const std::string& path, std::string csv) {
+    if (std::ifstream(path).good()) csv = csv.substr(csv.find('\n') + 1);
+    std::ofstream out(path, std::ios::app);
+    out << csv;
+    out.close();
+    if (!out) throw Error(fmt::format("attention_stats: cannot write {}", path));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+    Args args(std::vector<std::string>(argv + 1, argv + argc),
+              {"checkpoint", "config", "set", "test", "limit", "batch", "buckets", "label", "csv",
+               "max-length"},
+              {});
+    const std::unique_ptr<Model> m = load_model(args);
+    std::string origin;
+    std::vector<SentencePair> pairs = load_test_set(args, m->config, origin);
+    const size_t limit = size_t(args.get_int("limit", 0));
+    if (limit > 0 && pairs.size() > limit) pairs.resize(limit);
+    const std::vector<EncodedPair> encoded = m->task.encode(pairs);
+    const int batch_size = args.get_int("batch", 64);
+    if (batch_size < 1) throw Error("--batch: expected a positive integer");
+    const std::vector<int> edges = parse_edges(args.get("buckets", "0"));
+    DecodeOptions options = decode_options_from(m->config.decode);
+    options.beam_size = 1;
+    options.max_length = args.get_int("max-length", options.max_length);
+
+    // Batches of consecutive pairs: lengths mixed as the file has them.
+    std::map<std::string, BucketStats> buckets;
+    NoGradGuard no_grad;
+    for (size_t first = 0; first < encoded.size(); first += size_t(batch_size)) {
+        std::vector<size_t> rows;
+        for (size_t i = first; i < std::min(encoded.size(), first + size_t(batch_size)); ++i)
+            if (!encoded[i].source.empty()) rows.push_back(i);
+        if (rows.empty()) continue;
+        const Batch batch = make_batch(encoded, rows);
+        std::vector<std::string> names;  // each row's bucket
+        for (int64_t b = 0; b < batch.batch_size; ++b)
+            names.push_back(bucket_name(edges, batch.src_lengths[size_t(b)] - 1));
+        measure_attention(*m, batch, names, buckets);
+        measure_decoding(*m, batch, pairs, rows, names, options, buckets);
     }
+    fmt::print("{} ({} pairs, batches of {})\n", origin, pairs.size(), batch_size);
+    const std::string csv = report(args, buckets, edges);
+    if (args.has("csv")) append_csv(args.get("csv"), csv);
     return 0;
 } catch (const std::exception& e) {
     fmt::print(stderr, "attention_stats: {}\n", e.what());
