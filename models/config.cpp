@@ -231,12 +231,21 @@ Config Config::from_json(const json& j, const std::string& source) {
         r.boolean("luong_scaled", m.luong_scaled);
         r.boolean("input_feeding", m.input_feeding);
         r.number("dropout", m.dropout, 0, 0.95);
+        r.boolean("attention_mask", m.attention_mask);
+        r.number("position_bias", m.position_bias, 0, INFINITY);
+        r.number("position_bias_ratio", m.position_bias_ratio, 0, INFINITY, false);
         r.finish();
+        if (m.attention == "none" && (!m.attention_mask || m.position_bias != 0))
+            throw Error(fmt::format(
+                "{}: model.attention_mask / model.position_bias: only with attention (model."
+                "attention is \"none\")",
+                source));
     }
     {
         SectionReader r(j, "train", source);
         TrainConfig& t = c.train;
         r.integer("batch_size", t.batch_size, 1);
+        r.integer("bucket_chunk", t.bucket_chunk, 0);
         r.integer("epochs", t.epochs, 1);
         r.integer64("max_steps", t.max_steps, 0);
         r.choice("optimizer", t.optimizer, {"adam", "adamw", "sgd"});
@@ -317,9 +326,13 @@ json Config::to_json() const {
           {"attention_size", m.attention_size},
           {"luong_scaled", m.luong_scaled},
           {"input_feeding", m.input_feeding},
-          {"dropout", m.dropout}}},
+          {"dropout", m.dropout},
+          {"attention_mask", m.attention_mask},
+          {"position_bias", m.position_bias},
+          {"position_bias_ratio", m.position_bias_ratio}}},
         {"train",
          {{"batch_size", t.batch_size},
+          {"bucket_chunk", t.bucket_chunk},
           {"epochs", t.epochs},
           {"max_steps", t.max_steps},
           {"optimizer", t.optimizer},

@@ -95,7 +95,12 @@ Decoder::Decoder(const ModelConfig& c, int64_t target_vocab, int64_t key_size, R
     register_module("embedding", embedding);
     register_module("cell", cell);
     register_module("dropout", dropout);
-    if (attention) register_module("attention", *attention);
+    if (attention) {
+        register_module("attention", *attention);
+        attention->use_mask = c.attention_mask;  // the study switches (layers/attention.h)
+        attention->position_bias = c.position_bias;
+        attention->position_ratio = c.position_bias_ratio;
+    }
     if (attention_kind_.rfind("luong", 0) == 0) {
         combine = std::make_unique<Linear>(key_size + c.hidden_size, c.hidden_size, false, rng);
         register_module("combine", *combine);
@@ -110,7 +115,7 @@ Tensor Decoder::project_keys(const Tensor& encoder_outputs) const {
 // With SEQGRAD_DISABLE=cached_keys the keys are projected again at every step (what the
 // key-only half of the score costs when it is not computed once per source batch).
 Decoder::Step Decoder::step(const Tensor& embedded, const Tensor& hidden, const Tensor& feed,
-                            const EncodedSource& source) const {
+                            const EncodedSource& source, const Tensor& output_steps) const {
     EncodedSource projected;
     const EncodedSource* src = &source;
     if (attention && !switches().cached_keys) {
@@ -122,7 +127,7 @@ Decoder::Step Decoder::step(const Tensor& embedded, const Tensor& hidden, const 
     if (attention_kind_ == "bahdanau") {
         // attend with the previous state, then feed the context into the GRU
         AttentionResult a =
-            attention->forward(hidden, src->outputs, src->keys_projected, src->mask);
+            attention->forward(hidden, src->outputs, src->keys_projected, src->mask, output_steps);
         s.hidden = cell.forward(concat({embedded, a.context}, 1), hidden);
         s.output_state = s.hidden;
         s.attention_weights = a.weights;
@@ -130,8 +135,8 @@ Decoder::Step Decoder::step(const Tensor& embedded, const Tensor& hidden, const 
         // Luong: GRU step first, attend with the new state, ã = tanh(W_c [c; h])
         Tensor input = input_feeding_ ? concat({embedded, feed}, 1) : embedded;
         s.hidden = cell.forward(input, hidden);
-        AttentionResult a =
-            attention->forward(s.hidden, src->outputs, src->keys_projected, src->mask);
+        AttentionResult a = attention->forward(s.hidden, src->outputs, src->keys_projected,
+                                               src->mask, output_steps);
         s.output_state = tanh(combine->forward(concat({a.context, s.hidden}, 1)));
         s.attention_weights = a.weights;
     } else {
@@ -294,7 +299,9 @@ Seq2Seq::DecodedSteps Seq2Seq::decode_teacher_forced(const Batch& batch,
             steps.targets.push_back(batch.tgt_out[size_t(b * T + t)]);
         }
         Tensor embedded = decoder.dropout.forward(decoder.embedding.forward(previous, {n}));
-        Decoder::Step s = decoder.step(embedded, hidden, feed, running_source);
+        const Tensor output_steps =
+            config_.position_bias != 0 ? Tensor::full({n}, real(t)) : Tensor();
+        Decoder::Step s = decoder.step(embedded, hidden, feed, running_source, output_steps);
         hidden = s.hidden;
         feed = s.output_state;
         steps.output_states.push_back(s.output_state);
@@ -315,7 +322,8 @@ DecoderState Seq2Seq::initial_state(const EncodedSource& source) const {
     const int64_t B = source.outputs.size(0), H = config_.hidden_size;
     DecoderState state;
     Tensor keys = source.keys_projected.defined() ? source.keys_projected : Tensor::zeros({B, 1});
-    state.tensors = {source.final_state, Tensor::zeros({B, H}), source.outputs, keys, source.mask};
+    state.tensors = {source.final_state, Tensor::zeros({B, H}), source.outputs, keys,
+                     source.mask,        Tensor::zeros({B})};
     return state;
 }
 
@@ -328,9 +336,11 @@ StepResult Seq2Seq::step(const std::vector<int32_t>& previous_tokens, DecoderSta
     source.keys_projected = decoder.attention ? state.tensors[3] : Tensor();
     source.mask = state.tensors[4];
     Tensor embedded = decoder.embedding.forward(previous_tokens, {N});
-    Decoder::Step s = decoder.step(embedded, state.tensors[0], state.tensors[1], source);
+    Decoder::Step s =
+        decoder.step(embedded, state.tensors[0], state.tensors[1], source, state.tensors[5]);
     state.tensors[0] = s.hidden;
     state.tensors[1] = s.output_state;
+    state.tensors[5] = add(state.tensors[5], real(1));  // the next output step of every row
     StepResult result;
     result.log_probs = log_softmax(decoder.out.forward(s.output_state));
     result.attention = s.attention_weights;

@@ -78,8 +78,9 @@ class Decoder : public Module {
     struct Step {
         Tensor hidden, output_state, attention_weights;
     };
+    // output_steps [N]: each row's output step t, needed only with a position bias.
     Step step(const Tensor& embedded, const Tensor& hidden, const Tensor& feed,
-              const EncodedSource& source) const;
+              const EncodedSource& source, const Tensor& output_steps = Tensor()) const;
     Tensor project_keys(const Tensor& encoder_outputs) const;
 
     Embedding embedding;
@@ -111,7 +112,7 @@ class Seq2Seq : public Module, public StepModel {
                             double teacher_forcing = 1.0, double label_smoothing = 0.0) const;
 
     // Decoding (StepModel): one row per source sentence; state tensors are
-    // {hidden, feed, encoder outputs, keys projected, mask}.
+    // {hidden, feed, encoder outputs, keys projected, mask, output step [N]}.
     DecoderState initial_state(const EncodedSource& source) const;
     StepResult step(const std::vector<int32_t>& previous_tokens,
                     DecoderState& state) const override;
