@@ -406,15 +406,20 @@ Seq2Seq::DecodedSteps Seq2Seq::decode_teacher_forced(const Batch& batch,
     return steps;
 }
 
+// The decoder state's tensors (DecoderState::tensors): the per-row constants first, then h of
+// every layer, then (LSTM) c of every layer.
+namespace {
+enum StateSlot : size_t { kFeed, kEncoderOutputs, kKeysProjected, kMask, kLayers };
+}
+
 DecoderState Seq2Seq::initial_state(const EncodedSource& source) const {
     const int64_t B = source.outputs.size(0), H = config_.hidden_size;
     DecoderState state;
+    Tensor keys = source.keys_projected.defined() ? source.keys_projected : Tensor::zeros({B, 1});
+    state.tensors = {Tensor::zeros({B, H}), source.outputs, keys, source.mask};
     for (const RecurrentState& layer : source.initial_state) state.tensors.push_back(layer.h);
     for (const RecurrentState& layer : source.initial_state)
         if (layer.c.defined()) state.tensors.push_back(layer.c);
-    Tensor keys = source.keys_projected.defined() ? source.keys_projected : Tensor::zeros({B, 1});
-    for (const Tensor& t : {Tensor::zeros({B, H}), source.outputs, keys, source.mask})
-        state.tensors.push_back(t);
     return state;
 }
 
@@ -423,28 +428,27 @@ StepResult Seq2Seq::step(const std::vector<int32_t>& previous_tokens, DecoderSta
     if (int64_t(previous_tokens.size()) != N)
         throw Error(fmt::format("Seq2Seq::step: {} tokens for {} rows", previous_tokens.size(), N));
     const size_t L = size_t(decoder.num_layers());
-    const size_t layer_tensors = state.tensors.size() - 4;  // L h's (and L c's for an LSTM)
+    const size_t layer_tensors = state.tensors.size() - std::min<size_t>(state.tensors.size(), kLayers);
     if (layer_tensors != L && layer_tensors != 2 * L)
         throw Error(fmt::format("Seq2Seq::step: a state of {} tensors for a decoder of {} layers",
                                 state.tensors.size(), L));
-    const bool has_c = layer_tensors == 2 * L;
+    const bool has_c = layer_tensors == 2 * L;  // an LSTM's cell states follow the h's
     std::vector<RecurrentState> layers(L);
     for (size_t l = 0; l < L; ++l) {
-        layers[l].h = state.tensors[l];
-        if (has_c) layers[l].c = state.tensors[L + l];
+        layers[l].h = state.tensors[kLayers + l];
+        if (has_c) layers[l].c = state.tensors[kLayers + L + l];
     }
-    Tensor& feed = state.tensors[layer_tensors];
     EncodedSource source;
-    source.outputs = state.tensors[layer_tensors + 1];
-    source.keys_projected = decoder.attention ? state.tensors[layer_tensors + 2] : Tensor();
-    source.mask = state.tensors[layer_tensors + 3];
+    source.outputs = state.tensors[kEncoderOutputs];
+    source.keys_projected = decoder.attention ? state.tensors[kKeysProjected] : Tensor();
+    source.mask = state.tensors[kMask];
     Tensor embedded = decoder.embedding.forward(previous_tokens, {N});
-    Decoder::Step s = decoder.step(embedded, layers, feed, source);
+    Decoder::Step s = decoder.step(embedded, layers, state.tensors[kFeed], source);
+    state.tensors[kFeed] = s.output_state;
     for (size_t l = 0; l < L; ++l) {
-        state.tensors[l] = s.state[l].h;
-        if (has_c) state.tensors[L + l] = s.state[l].c;
+        state.tensors[kLayers + l] = s.state[l].h;
+        if (has_c) state.tensors[kLayers + L + l] = s.state[l].c;
     }
-    feed = s.output_state;
     StepResult result;
     result.log_probs = log_softmax(decoder.out.forward(s.projection_input));
     result.attention = s.attention_weights;

@@ -141,7 +141,7 @@ class Seq2Seq : public Module, public StepModel {
                             double teacher_forcing = 1.0, double label_smoothing = 0.0) const;
 
     // Decoding (StepModel): one row per source sentence; state tensors are
-    // {h of each layer, c of each layer (LSTM only), feed, encoder outputs, keys projected, mask}.
+    // {feed, encoder outputs, keys projected, mask, h of each layer, c of each layer (LSTM)}.
     DecoderState initial_state(const EncodedSource& source) const;
     StepResult step(const std::vector<int32_t>& previous_tokens,
                     DecoderState& state) const override;
