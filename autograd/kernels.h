@@ -109,7 +109,8 @@ Tensor shared_over_steps(const Tensor& weight);
 // Only parameters (leaves) are shared; undefined tensors and results of ops are skipped.
 class SharedOverStepsScope {
   public:
-    explicit SharedOverStepsScope(const std::vector<Tensor>& weights);
+    explicit SharedOverStepsScope(std::initializer_list<Tensor> weights);
+    explicit SharedOverStepsScope(const std::vector<Tensor>& weights);  // e.g. step_weights()
     ~SharedOverStepsScope();
     SharedOverStepsScope(const SharedOverStepsScope&) = delete;
     SharedOverStepsScope& operator=(const SharedOverStepsScope&) = delete;

@@ -221,6 +221,7 @@ Config Config::from_json(const json& j, const std::string& source) {
     {
         SectionReader r(j, "model", source);
         ModelConfig& m = c.model;
+        r.choice("cell", m.cell, {"gru", "lstm", "rnn"});
         r.integer("embedding_size", m.embedding_size, 1);
         r.integer("hidden_size", m.hidden_size, 1);
         r.integer("encoder_hidden_size", m.encoder_hidden_size, 0);
@@ -319,7 +320,8 @@ json Config::to_json() const {
           {"dates_test", d.dates_test},
           {"dates_seed", d.dates_seed}}},
         {"model",
-         {{"embedding_size", m.embedding_size},
+         {{"cell", m.cell},
+          {"embedding_size", m.embedding_size},
           {"hidden_size", m.hidden_size},
           {"encoder_hidden_size", m.encoder_hidden_size},
           {"encoder_layers", m.encoder_layers},

@@ -35,6 +35,7 @@ struct DataConfig {
 };
 
 struct ModelConfig {
+    std::string cell = "gru";  // the encoder's and decoder's cell: "gru", "lstm" or "rnn"
     int embedding_size = 64;
     int hidden_size = 128;        // the decoder's state size H
     int encoder_hidden_size = 0;  // per direction; 0 = hidden_size

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <vector>
 
 #include "seqgrad/autograd/tensor.h"
 
