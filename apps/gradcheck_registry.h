@@ -71,4 +71,8 @@ class Registry {
 void add_recurrent_ops(Registry& r);
 void add_recurrent_layers(Registry& r);
 
+// Whole Seq2Seq models with each cell (gru, lstm, rnn) and the model options (stacked decoder,
+// deep output, encoder narrower than the decoder, no key bias): apps/gradcheck_models.cpp.
+void add_model_options(Registry& r);
+
 }  // namespace seqgrad::gradcheck_suite

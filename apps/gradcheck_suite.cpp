@@ -25,6 +25,7 @@
 namespace seqgrad {
 namespace {
 
+using gradcheck_suite::add_model_options;
 using gradcheck_suite::add_recurrent_layers;
 using gradcheck_suite::add_recurrent_ops;
 using gradcheck_suite::Inputs;
@@ -446,48 +447,6 @@ void add_models(Registry& r) {
                     return model.forward_loss(batch, 1.0, c.label_smoothing).loss;
                 },
                 model.parameters(), o);
-        });
-}
-
-// The model options (models/config.h) on the tiny model of add_models: a stacked decoder, the
-// deep output layer, an encoder narrower than the decoder (through the bridge), no key bias.
-void add_model_options(Registry& r) {
-    struct OptionCase {
-        std::string name;
-        std::string attention;
-        int decoder_layers;
-        std::string output_layer;
-        bool bidirectional;
-        int encoder_hidden_size;
-        bool attention_bias;
-    };
-    const OptionCase cases[] = {
-        {"Seq2Seq bahdanau, 2 decoder layers, deep output", "bahdanau", 2, "deep", false, 0, true},
-        {"Seq2Seq luong_general, bidirectional encoder of 3, 2 decoder layers, deep output",
-         "luong_general", 2, "deep", true, 3, true},
-        {"Seq2Seq none, deep output", "none", 1, "deep", false, 0, true},
-        {"Seq2Seq bahdanau without key bias, encoder 3 -> decoder 4", "bahdanau", 1, "plain",
-         false, 3, false},
-    };
-    for (const OptionCase& c : cases)
-        r.add("model", c.name, [c](const GradcheckOptions& o) {
-            ModelConfig config;
-            config.embedding_size = 3;
-            config.hidden_size = 4;
-            config.attention_size = 4;
-            config.attention = c.attention;
-            config.decoder_layers = c.decoder_layers;
-            config.output_layer = c.output_layer;
-            config.bidirectional = c.bidirectional;
-            config.encoder_hidden_size = c.encoder_hidden_size;
-            config.attention_bias = c.attention_bias;
-            Rng rng(81);
-            Seq2Seq model(config, 7, 7, rng);
-            model.eval();
-            const std::vector<EncodedPair> pairs{{{4, 5, 2}, {6, 4, 2}}, {{6, 4}, {5, 2}}};
-            const Batch batch = make_batch(pairs, {0, 1});
-            return gradcheck([&](const Inputs&) { return model.forward_loss(batch).loss; },
-                             model.parameters(), o);
         });
 }
 

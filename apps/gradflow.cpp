@@ -137,11 +137,11 @@ FlowMeasurement measure_gradient_flow(Seq2Seq& model, const Batch& batch) {
     model.zero_grad();
     // the encoder's step states must be the recurrence's own tensors to receive gradients
     struct InOrder {
-        GRU& gru;
-        bool was = gru.sort_by_length;
-        ~InOrder() { gru.sort_by_length = was; }
-    } in_order{model.encoder.gru};
-    model.encoder.gru.sort_by_length = false;
+        Recurrent& encoder;
+        bool was = encoder.sort_by_length;
+        ~InOrder() { encoder.sort_by_length = was; }
+    } in_order{*model.encoder.recurrent};
+    model.encoder.recurrent->sort_by_length = false;
     EncodedSource source = model.encode(batch);
     Tensor embedded = source.embedded;
     embedded.retain_grad();

@@ -45,12 +45,12 @@ int64_t projection_input_size(const ModelConfig& c, int64_t key_size) {
 }
 
 // layer 0 reads the decoder's input, layer l > 0 the state of layer l-1
-std::vector<std::unique_ptr<GRUCell>> make_decoder_cells(const ModelConfig& c, int64_t key_size,
-                                                         Rng& rng) {
-    std::vector<std::unique_ptr<GRUCell>> cells;
+std::vector<std::unique_ptr<RecurrentCell>> make_decoder_cells(const ModelConfig& c,
+                                                               int64_t key_size, Rng& rng) {
+    std::vector<std::unique_ptr<RecurrentCell>> cells;
     for (int l = 0; l < c.decoder_layers; ++l) {
         const int64_t in = l == 0 ? decoder_input_size(c, key_size) : c.hidden_size;
-        cells.push_back(std::make_unique<GRUCell>(in, c.hidden_size, rng));
+        cells.push_back(make_cell(parse_cell_type(c.cell), in, c.hidden_size, rng));
     }
     return cells;
 }
@@ -65,8 +65,8 @@ bool has_bridge(const ModelConfig& c) {
 
 Encoder::Encoder(const ModelConfig& c, int64_t source_vocab, Rng& rng)
     : embedding(source_vocab, c.embedding_size, Vocab::PAD, rng),
-      gru(c.embedding_size, c.encoder_size(), c.encoder_layers, c.bidirectional, real(c.dropout),
-          rng),
+      recurrent(make_recurrent(parse_cell_type(c.cell), c.embedding_size, c.encoder_size(),
+                               c.encoder_layers, c.bidirectional, real(c.dropout), rng)),
       dropout(real(c.dropout), rng),
       hidden_size_(c.encoder_size()),
       output_size_(c.bidirectional ? 2 * c.encoder_size() : c.encoder_size()),
@@ -74,11 +74,15 @@ Encoder::Encoder(const ModelConfig& c, int64_t source_vocab, Rng& rng)
       decoder_layers_(c.decoder_layers),
       bidirectional_(c.bidirectional) {
     register_module("embedding", embedding);
-    register_module("gru", gru);
+    register_module(cell_type_name(recurrent->type()), *recurrent);
     register_module("dropout", dropout);  // no parameters, but eval() must reach it
     if (has_bridge(c)) {
         bridge = std::make_unique<Linear>(output_size_, c.hidden_size, true, rng);
         register_module("bridge", *bridge);
+        if (recurrent->type() == CellType::lstm) {
+            cell_bridge = std::make_unique<Linear>(output_size_, c.hidden_size, true, rng);
+            register_module("cell_bridge", *cell_bridge);
+        }
     }
 }
 
@@ -87,19 +91,20 @@ EncodedSource Encoder::forward(const std::vector<int32_t>& source_ids, int64_t B
                                const std::vector<int32_t>& lengths) const {
     EncodedSource out;
     out.embedded = embedding.forward(source_ids, {B, S});
-    GRUOutput g = gru.forward(dropout.forward(out.embedded), lengths);
-    out.outputs = g.outputs;
-    out.step_states = g.step_states;
-    out.initial_state = decoder_initial_state(g.final_hidden, B);
+    RecurrentOutput r = recurrent->forward(dropout.forward(out.embedded), lengths);
+    out.outputs = r.outputs;
+    out.step_states = r.step_states;
+    out.initial_state = decoder_initial_state(r, B);
     out.mask = padding_mask(lengths, S);
     out.lengths = lengths;
     return out;
 }
 
 // Decoder layer l starts from encoder layer l's final state when both stacks have as many
-// layers, else every decoder layer from the encoder's top layer. final [L*D,B,He] (PyTorch's
-// h_n); with a bridge, h_0 = tanh(bridge([h_fwd; h_bwd])) (one bridge for all layers).
-std::vector<RecurrentState> Encoder::decoder_initial_state(const Tensor& final_hidden,
+// layers, else every decoder layer from the encoder's top layer. final_hidden and final_cell
+// are [L*D,B,He] (PyTorch's h_n, c_n); with a bridge, h_0 = tanh(bridge([h_fwd; h_bwd])) and
+// c_0 = cell_bridge([c_fwd; c_bwd]) (one bridge of each for all layers).
+std::vector<RecurrentState> Encoder::decoder_initial_state(const RecurrentOutput& encoded,
                                                            int64_t B) const {
     const int D = bidirectional_ ? 2 : 1;
     const int64_t He = hidden_size_;
@@ -113,8 +118,12 @@ std::vector<RecurrentState> Encoder::decoder_initial_state(const Tensor& final_h
     std::vector<RecurrentState> state(static_cast<size_t>(decoder_layers_));
     for (int l = 0; l < decoder_layers_; ++l) {
         const int from = decoder_layers_ == layers_ ? l : layers_ - 1;
-        Tensor h = layer_state(final_hidden, from);
+        Tensor h = layer_state(encoded.final_hidden, from);
         state[size_t(l)].h = bridge ? tanh(bridge->forward(h)) : h;
+        if (encoded.final_cell.defined()) {
+            Tensor c = layer_state(encoded.final_cell, from);
+            state[size_t(l)].c = cell_bridge ? cell_bridge->forward(c) : c;
+        }
     }
     return state;
 }
@@ -148,17 +157,11 @@ Tensor Decoder::project_keys(const Tensor& encoder_outputs) const {
 
 std::vector<Tensor> Decoder::step_weights() const {
     std::vector<Tensor> weights;
-    for (const auto& cell : cells) {
-        weights.push_back(cell->weight_ih);
-        weights.push_back(cell->weight_hh);
-    }
+    for (const auto& cell : cells)
+        for (const Tensor& w : cell->step_weights()) weights.push_back(w);
     if (attention) weights.push_back(attention->query_weight());
     if (combine) weights.push_back(combine->weight);
     return weights;
-}
-
-RecurrentState Decoder::cell_step(size_t layer, const Tensor& x, const RecurrentState& state) const {
-    return RecurrentState{cells[layer]->forward(x, state.h), Tensor()};
 }
 
 // layer 0 reads `input`, layer l > 0 reads layer l-1's new h (after dropout, as PyTorch's
@@ -171,7 +174,7 @@ std::vector<RecurrentState> Decoder::stack_step(const Tensor& input,
     std::vector<RecurrentState> next(cells.size());
     Tensor x = input;
     for (size_t l = 0; l < cells.size(); ++l) {
-        next[l] = cell_step(l, x, state[l]);
+        next[l] = cells[l]->step(x, state[l]);
         if (l + 1 < cells.size()) x = dropout.forward(next[l].h);
     }
     return next;

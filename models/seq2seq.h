@@ -3,6 +3,7 @@
 //
 //   source ids [B,S] -> source_embedding -> [B,S,E] -> encoder -> encoder_outputs [B,S,K]
 //                                              (K = He, or 2He if bidirectional; He per direction)
+//   encoder and decoder cells: model.cell, "gru", "lstm" or "rnn" (layers/recurrent.h)
 //   decoder layers l = 0..L-1, each a cell with state s^l (h, and c for an LSTM); s^l_0 comes
 //   from the encoder's final state of layer l when the encoder has L layers, else of its top
 //   layer; through the bridge tanh(W_b [h_fwd; h_bwd] + b_b) when bidirectional or He != H (an
@@ -30,17 +31,12 @@
 #include "seqgrad/layers/attention.h"
 #include "seqgrad/layers/dropout.h"
 #include "seqgrad/layers/embedding.h"
-#include "seqgrad/layers/gru.h"
+#include "seqgrad/layers/recurrent.h"
 #include "seqgrad/layers/linear.h"
 #include "seqgrad/models/config.h"
 #include "seqgrad/models/step_model.h"
 
 namespace seqgrad {
-
-// One recurrent layer's state: h [B,H], and c [B,H] for an LSTM (undefined otherwise).
-struct RecurrentState {
-    Tensor h, c;
-};
 
 // What the encoder hands to the decoder for one source batch.
 struct EncodedSource {
@@ -53,7 +49,7 @@ struct EncodedSource {
     // For gradient-flow studies (apps/gradflow.cpp): call retain_grad() on these before
     // backward to read d(loss)/d(source embedding) and d(loss)/d(encoder state at step t).
     Tensor embedded;                  // [B,S,E] source embeddings (before dropout)
-    std::vector<Tensor> step_states;  // the encoder GRU's GRUOutput::step_states
+    std::vector<Tensor> step_states;  // the encoder's RecurrentOutput::step_states
 };
 
 struct LossOutput {
@@ -70,14 +66,19 @@ class Encoder : public Module {
     int64_t output_size() const { return output_size_; }
 
     Embedding embedding;
-    GRU gru;
+    // model.cell's layer (GRU, LSTM or RNN), registered as "gru", "lstm" or "rnn"
+    std::unique_ptr<Recurrent> recurrent;
     Dropout dropout;
     // bidirectional or He != H: h_0 = tanh(bridge([h_fwd; h_bwd])) (undefined otherwise)
     std::unique_ptr<Linear> bridge;
+    // the same for an LSTM's cell state, without tanh: c_0 = cell_bridge([c_fwd; c_bwd]). Its
+    // own weights, because h and c live on different scales (h = o ⊙ tanh(c) is in (-1, 1), c
+    // is not bounded), and no tanh, which would squash c into the range of h.
+    std::unique_ptr<Linear> cell_bridge;
 
   private:
     // The decoder's initial state of each of its layers from the encoder's final states.
-    std::vector<RecurrentState> decoder_initial_state(const Tensor& final_hidden,
+    std::vector<RecurrentState> decoder_initial_state(const RecurrentOutput& encoded,
                                                       int64_t batch) const;
 
     int64_t hidden_size_, output_size_;
@@ -106,16 +107,15 @@ class Decoder : public Module {
     int num_layers() const { return int(cells.size()); }
 
     Embedding embedding;
-    // Layer 0 is "cell" (today's checkpoint keys), layer l > 0 "cell_l{l}".
-    std::vector<std::unique_ptr<GRUCell>> cells;
+    // model.cell's cells; layer 0 is "cell" (the keys of GRU checkpoints from before stacked
+    // decoders), layer l > 0 "cell_l{l}".
+    std::vector<std::unique_ptr<RecurrentCell>> cells;
     std::unique_ptr<Attention> attention;
     std::unique_ptr<Linear> combine;  // Luong: W_c, [c; h] -> H
     Dropout dropout;  // on the embeddings, between layers, and before the output projection
     Linear out;
 
   private:
-    // layer l's step: x [N,in_l], state [N,H] -> new state
-    RecurrentState cell_step(size_t layer, const Tensor& x, const RecurrentState& state) const;
     // the stack from layer 0's input; the new states of every layer
     std::vector<RecurrentState> stack_step(const Tensor& input,
                                            const std::vector<RecurrentState>& state) const;

@@ -4,13 +4,19 @@
 // the same tokens fed one step at a time through Seq2Seq::step (the DecoderState carries every
 // layer), beam width 1 equals greedy, and every optimisation switch gives the same loss. Then the
 // parameter-parity test against the PyTorch tutorial model.
+#include <unistd.h>
+
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "batch_util.h"
 #include "seqgrad/autograd/switches.h"
 #include "seqgrad/data/vocab.h"
+#include "seqgrad/models/checkpoint.h"
 #include "seqgrad/models/decoding.h"
 #include "seqgrad/models/seq2seq.h"
 #include "test_util.h"
@@ -60,6 +66,34 @@ std::vector<OptionCase> option_cases() {
             c.encoder_layers = 2;
             c.decoder_layers = 2;
         });
+    // the other cells: the LSTM's (h, c) through the bridges, the stack and the beam
+    add("lstm, bahdanau, bidirectional 2-layer encoder, 2 decoder layers, deep", "bahdanau",
+        [](ModelConfig& c) {
+            c.cell = "lstm";
+            c.bidirectional = true;
+            c.encoder_layers = 2;
+            c.decoder_layers = 2;
+            c.output_layer = "deep";
+        });
+    add("lstm, luong_general + input feeding, encoder 4 != decoder 6", "luong_general",
+        [](ModelConfig& c) {
+            c.cell = "lstm";
+            c.encoder_hidden_size = 4;
+        });
+    add("lstm, no attention, 2-layer encoder and decoder", "none", [](ModelConfig& c) {
+        c.cell = "lstm";
+        c.encoder_layers = 2;
+        c.decoder_layers = 2;
+    });
+    add("rnn, bahdanau, bidirectional, deep output", "bahdanau", [](ModelConfig& c) {
+        c.cell = "rnn";
+        c.bidirectional = true;
+        c.output_layer = "deep";
+    });
+    add("rnn, luong_concat, 2 decoder layers", "luong_concat", [](ModelConfig& c) {
+        c.cell = "rnn";
+        c.decoder_layers = 2;
+    });
     return cases;
 }
 
@@ -158,8 +192,9 @@ TEST_CASE("model options: every optimisation switch off gives the same loss and 
         std::vector<std::vector<real>> on_gradients;
         const double on = run(c.config, &on_gradients);
         for (const char* off :
-             {"fused_gru", "fused_attention", "fused_loss", "real_tokens", "one_projection",
-              "cached_keys", "shrink_batch", "shared_steps", "packed", "small_m"}) {
+             {"fused_gru", "fused_lstm", "fused_rnn", "fused_attention", "fused_loss",
+              "real_tokens", "one_projection", "cached_keys", "shrink_batch", "shared_steps",
+              "packed", "small_m"}) {
             INFO(c.name << ", off: " << off);
             set_switches(parse_disabled(off));
             std::vector<std::vector<real>> gradients;
@@ -185,7 +220,7 @@ TEST_CASE("model options: the decoder's initial state per layer") {
         model.eval();
         NoGradGuard no_grad;
         const EncodedSource source = model.encode(batch);
-        const GRUOutput g = model.encoder.gru.forward(source.embedded, batch.src_lengths);
+        const RecurrentOutput g = model.encoder.recurrent->forward(source.embedded, batch.src_lengths);
         REQUIRE(source.initial_state.size() == size_t(decoder_layers));
         for (int l = 0; l < decoder_layers; ++l) {
             // as many layers: layer l from encoder layer l; else every layer from the top one
@@ -195,6 +230,101 @@ TEST_CASE("model options: the decoder's initial state per layer") {
                                               expected.to_vector()) == 0);
         }
     }
+}
+
+TEST_CASE("model options: an LSTM decoder starts from the encoder's (h, c)") {
+    const Batch batch = testing::mixed_length_batch(3);
+    ModelConfig c = testing::small_model_config("bahdanau");
+    c.cell = "lstm";
+    c.encoder_layers = 2;
+    c.decoder_layers = 2;
+    Rng rng(39);
+    {
+        Seq2Seq model(c, 13, 13, rng);
+        NoGradGuard no_grad;
+        const EncodedSource source = model.encode(batch);
+        const RecurrentOutput r =
+            model.encoder.recurrent->forward(source.embedded, batch.src_lengths);
+        REQUIRE(r.final_cell.defined());
+        for (int l = 0; l < 2; ++l) {
+            CHECK(source.initial_state[size_t(l)].h.to_vector() ==
+                  slice(r.final_hidden, 0, l, l + 1).to_vector());
+            CHECK(source.initial_state[size_t(l)].c.to_vector() ==
+                  slice(r.final_cell, 0, l, l + 1).to_vector());
+        }
+    }
+    // bidirectional: h_0 = tanh(bridge([h_fwd; h_bwd])), c_0 = cell_bridge([c_fwd; c_bwd])
+    c.bidirectional = true;
+    c.encoder_layers = 1;
+    c.decoder_layers = 1;
+    Seq2Seq model(c, 13, 13, rng);
+    NoGradGuard no_grad;
+    const EncodedSource source = model.encode(batch);
+    const RecurrentOutput r = model.encoder.recurrent->forward(source.embedded, batch.src_lengths);
+    const int64_t B = batch.batch_size, H = c.hidden_size;
+    auto both = [&](const Tensor& final) {
+        return concat({reshape(slice(final, 0, 0, 1), {B, H}), reshape(slice(final, 0, 1, 2), {B, H})},
+                      1);
+    };
+    REQUIRE(model.encoder.cell_bridge);
+    CHECK(testing::max_abs_difference(source.initial_state[0].h.to_vector(),
+                                      tanh(model.encoder.bridge->forward(both(r.final_hidden)))
+                                          .to_vector()) == 0);
+    CHECK(testing::max_abs_difference(
+              source.initial_state[0].c.to_vector(),
+              model.encoder.cell_bridge->forward(both(r.final_cell)).to_vector()) == 0);
+}
+
+TEST_CASE("model options: parameter names per cell, and a checkpoint of another cell is an error") {
+    auto names = [](const ModelConfig& c) {
+        Rng rng(43);
+        Seq2Seq model(c, 13, 13, rng);
+        std::vector<std::string> out;
+        for (const auto& [name, p] : model.named_parameters()) out.push_back(name);
+        return out;
+    };
+    auto has = [](const std::vector<std::string>& v, const std::string& name) {
+        return std::find(v.begin(), v.end(), name) != v.end();
+    };
+    ModelConfig c = testing::small_model_config("bahdanau");
+    c.bidirectional = true;
+    // GRU: the keys checkpoints have always had
+    std::vector<std::string> gru = names(c);
+    CHECK(has(gru, "encoder.gru.weight_ih_l0_reverse"));
+    CHECK(has(gru, "decoder.cell.weight_hh"));
+    CHECK(has(gru, "encoder.bridge.weight"));
+    CHECK_FALSE(has(gru, "encoder.cell_bridge.weight"));
+    c.cell = "lstm";
+    c.decoder_layers = 2;
+    std::vector<std::string> lstm = names(c);
+    CHECK(has(lstm, "encoder.lstm.weight_ih_l0_reverse"));
+    CHECK(has(lstm, "encoder.cell_bridge.bias"));
+    CHECK(has(lstm, "decoder.cell.bias_hh"));
+    CHECK(has(lstm, "decoder.cell_l1.weight_ih"));
+    c.cell = "rnn";
+    CHECK(has(names(c), "encoder.rnn.weight_hh_l0"));
+
+    // a checkpoint records its config; loading it with another cell names both
+    ModelConfig gru_config = testing::small_model_config("bahdanau");
+    Rng rng(47);
+    Seq2Seq model(gru_config, 13, 13, rng);
+    Config config;
+    config.model = gru_config;
+    const std::string path =
+        (std::filesystem::temp_directory_path() /
+         fmt::format("seqgrad_test_{}_model_options_gru.safetensors", ::getpid()))
+            .string();
+    save_checkpoint(path, model, {}, nlohmann::json{{"config", config.to_json()}});
+    const SafetensorsFile file = load_safetensors(path);
+    CHECK_NOTHROW(check_checkpoint_cell(file, gru_config));
+    ModelConfig lstm_config = gru_config;
+    lstm_config.cell = "lstm";
+    CHECK_THROWS_WITH_AS(check_checkpoint_cell(file, lstm_config),
+                         doctest::Contains("model_options_gru.safetensors: the checkpoint holds a "
+                                           "model with model.cell \"gru\", the config asks for "
+                                           "\"lstm\""),
+                         Error);
+    std::remove(path.c_str());
 }
 
 TEST_CASE("model options: init normal draws weights from N(0, 0.01), biases 0, PAD rows 0") {
