@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <set>
 
 #include "apps/args.h"
 #include "apps/commands.h"
@@ -27,7 +28,8 @@ namespace {
 
 const char* kHelp =
     R"(usage: seqgrad eval RUN_DIR [--test FILE.tsv] [--beam K] [--alpha A] [--out FILE]
-                    [--checkpoint best|last] [--limit N]
+                    [--checkpoint best|last] [--limit N] [--length-penalty P]
+                    [--coverage B] [--no-repeat-ngram N] [--summary-csv FILE]
 
 Decodes a test set with the model trained in RUN_DIR and prints, first, sacreBLEU's default
 corpus BLEU (13a tokenisation, cased) with its signature and chrF, of the output against the
@@ -37,7 +39,9 @@ published ones. A char / word run writes normalised text (e.g. lower-cased, punc
 off); its raw-reference score counts those differences as errors, so the scores on normalised
 text (references put through the same normalisation) follow, labelled as such. Then the share
 of test sentences holding a token outside the vocabulary (<unk>), exact-match accuracy for the
-date task, and the decoding speed. The hypotheses are written one per line to FILE.
+date task, the decoding speed, the mean output length and how often the output repeats itself
+(words, after the pipeline's normalisation; the references' numbers beside them). The
+hypotheses are written one per line to FILE.
 
 options (decoding defaults: the run's config, section "decode"):
   --test FILE.tsv   source<TAB>target pairs (columns as data.source_column says); default: the
@@ -48,7 +52,57 @@ options (decoding defaults: the run's config, section "decode"):
   --out FILE        where the hypotheses go (default RUN_DIR/hyps.CHECKPOINT.beamK.txt)
   --checkpoint W    best (default; falls back to last when there is none) or last
   --limit N         only the first N test pairs
+  --length-penalty P  none, average (len^alpha) or gnmt (((5 + len) / 6)^alpha)
+                    (decode.length_penalty; see models/decoding.h)
+  --coverage B      GNMT's coverage penalty weight beta, 0 = off (beam search: it re-ranks the
+                    finished hypotheses; greedy output does not change)
+  --no-repeat-ngram N  forbid a token that would repeat an n-gram of the output, 0 = off
+  --summary-csv FILE   append one CSV row (header first when FILE is new) with the settings and
+                    numbers above, for sweeps and `seqgrad plot`
 )";
+
+DecodeOptions::LengthPenalty length_penalty_named(const std::string& name) {
+    if (name == "none") return DecodeOptions::none;
+    if (name == "average") return DecodeOptions::average;
+    if (name == "gnmt") return DecodeOptions::gnmt;
+    throw Error(fmt::format("--length-penalty: expected none, average or gnmt, got \"{}\"", name));
+}
+
+const char* length_penalty_name(DecodeOptions::LengthPenalty p) {
+    return p == DecodeOptions::none ? "none" : p == DecodeOptions::average ? "average" : "gnmt";
+}
+
+// The words of `text` as the run's pipeline normalises it (white space separated).
+std::vector<std::string> normalised_words(const Task& task, const std::string& text) {
+    std::vector<std::string> words;
+    std::string word;
+    for (char c : task.pipeline.join(task.pipeline.tokens(text)) + " ") {
+        if (c != ' ') {
+            word += c;
+        } else if (!word.empty()) {
+            words.push_back(word);
+            word.clear();
+        }
+    }
+    return words;
+}
+
+// Appends `row` to the CSV file `path` (with `header` first when the file is new or empty),
+// rewriting the whole file atomically so a crash never leaves half a row.
+void append_csv_row(const std::string& path, const std::vector<std::string>& header,
+                    const std::vector<std::string>& row) {
+    std::string text;
+    if (std::filesystem::exists(path)) text = read_file(path);
+    if (text.empty()) {
+        text = plot::to_csv(header, {});
+    } else if (text.substr(0, text.find('\n') + 1) != plot::to_csv(header, {})) {
+        throw Error(
+            fmt::format("--summary-csv {}: its first line is not the header this version "
+                        "writes ({}); give a new file",
+                        path, fmt::join(header, ",")));
+    }
+    write_file_atomically(path, text + plot::to_csv({}, {row}));
+}
 
 // "lower-cased, punctuation split off, character tokens": what the pipeline does to text.
 std::string describe_pipeline(const DataConfig& d) {
@@ -119,8 +173,37 @@ std::string unknown_share_text(const Task& task, const std::vector<SentencePair>
         100.0 * double(targets) / n);
 }
 
+RepeatCounts count_repeats(const std::vector<std::vector<std::string>>& sentences) {
+    RepeatCounts counts;
+    for (const std::vector<std::string>& words : sentences) {
+        counts.words += words.size();
+        std::set<std::vector<std::string>> trigrams;
+        for (size_t i = 0; i < words.size(); ++i) {
+            if (i >= 1 && words[i] == words[i - 1]) ++counts.immediate;
+            if (i >= 2 && !trigrams.insert({words[i - 2], words[i - 1], words[i]}).second)
+                ++counts.repeated_trigrams;
+        }
+    }
+    return counts;
+}
+
+std::string output_stats_text(const RepeatCounts& output, const RepeatCounts& references,
+                              size_t sentences) {
+    const double n = double(std::max<size_t>(sentences, 1));
+    return fmt::format(
+        "output length: mean {:.2f} words (references {:.2f})\n"
+        "repeats per 1,000 output words: {:.2f} immediate (\"the the\"), {:.2f} repeated "
+        "3-grams (references {:.2f}, {:.2f})\n",
+        double(output.words) / n, double(references.words) / n, output.immediate_per_1000(),
+        output.trigrams_per_1000(), references.immediate_per_1000(),
+        references.trigrams_per_1000());
+}
+
 int cmd_eval(const Argv& argv) {
-    Args args(argv, {"test", "beam", "alpha", "out", "checkpoint", "limit"}, {"help"});
+    Args args(argv,
+              {"test", "beam", "alpha", "out", "checkpoint", "limit", "length-penalty", "coverage",
+               "no-repeat-ngram", "summary-csv"},
+              {"help"});
     if (args.has("help")) {
         fmt::print("{}", kHelp);
         return 0;
@@ -137,6 +220,15 @@ int cmd_eval(const Argv& argv) {
     const std::string which = args.get("checkpoint", "best");
     DecodeOptions options = decode_options_from_args(args, run);
     options.alpha = args.get_double("alpha", options.alpha);
+    if (args.has("length-penalty"))
+        options.length_penalty = length_penalty_named(args.get("length-penalty"));
+    options.coverage_penalty = args.get_double("coverage", 0);
+    if (!(options.coverage_penalty >= 0))
+        throw Error(fmt::format("--coverage: expected B >= 0, got {}", args.get("coverage")));
+    options.no_repeat_ngram_size = args.get_int("no-repeat-ngram", 0);
+    if (options.no_repeat_ngram_size < 0)
+        throw Error(fmt::format("--no-repeat-ngram: expected N >= 0, got {}",
+                                options.no_repeat_ngram_size));
     options.nbest = 1;
     options.keep_attention = false;
 
@@ -161,7 +253,12 @@ int cmd_eval(const Argv& argv) {
     fmt::print(
         "decoding: {}, alpha {} ({} length penalty), max length {}\n",
         options.beam_size == 1 ? std::string("greedy") : fmt::format("beam {}", options.beam_size),
-        options.alpha, run.config.decode.length_penalty, options.max_length);
+        options.alpha, length_penalty_name(options.length_penalty), options.max_length);
+    if (options.coverage_penalty > 0 || options.no_repeat_ngram_size > 0)
+        fmt::print("decoding extras: coverage penalty {}, {}\n", options.coverage_penalty,
+                   options.no_repeat_ngram_size > 0
+                       ? fmt::format("no repeated {}-grams", options.no_repeat_ngram_size)
+                       : std::string("n-gram blocking off"));
     std::fflush(stdout);
 
     auto start = std::chrono::steady_clock::now();
@@ -190,6 +287,39 @@ int cmd_eval(const Argv& argv) {
             fmt::print("  {:<36} -> {:<12} expected {}\n", sources[i], hypotheses[i],
                        references[i]);
         }
+    }
+
+    std::vector<std::vector<std::string>> output_words, reference_words;
+    for (size_t i = 0; i < test.size(); ++i) {
+        output_words.push_back(normalised_words(run.task, hypotheses[i]));
+        reference_words.push_back(normalised_words(run.task, raw_references[i]));
+    }
+    const RepeatCounts output_repeats = count_repeats(output_words);
+    const RepeatCounts reference_repeats = count_repeats(reference_words);
+    fmt::print("{}", output_stats_text(output_repeats, reference_repeats, test.size()));
+
+    if (args.has("summary-csv")) {
+        // BLEU against the references as the output is written: normalised like it for a
+        // char / word run (the second score above), raw for a reversible (BPE) one.
+        const BleuScore bleu =
+            corpus_bleu(hypotheses, {run.task.pipeline.reversible() ? raw_references : references},
+                        BleuOptions{});
+        const double n = double(test.size());
+        append_csv_row(
+            args.get("summary-csv"),
+            {"checkpoint", "test", "sentences", "beam", "alpha", "length_penalty", "coverage",
+             "no_repeat_ngram", "seconds", "sentences_per_s", "bleu", "mean_length",
+             "reference_mean_length", "immediate_repeats_per_1000", "repeated_trigrams_per_1000"},
+            {run.checkpoint_path, origin, std::to_string(test.size()),
+             std::to_string(options.beam_size), fmt::format("{}", options.alpha),
+             length_penalty_name(options.length_penalty),
+             fmt::format("{}", options.coverage_penalty),
+             std::to_string(options.no_repeat_ngram_size), fmt::format("{:.4f}", seconds),
+             fmt::format("{:.2f}", n / std::max(seconds, 1e-9)), fmt::format("{:.2f}", bleu.score),
+             fmt::format("{:.3f}", double(output_repeats.words) / n),
+             fmt::format("{:.3f}", double(reference_repeats.words) / n),
+             fmt::format("{:.3f}", output_repeats.immediate_per_1000()),
+             fmt::format("{:.3f}", output_repeats.trigrams_per_1000())});
     }
 
     std::string out =

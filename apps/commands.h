@@ -2,12 +2,14 @@
 // status; errors are thrown as exceptions and printed by main.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <istream>
 #include <limits>
 #include <string>
 #include <vector>
 
+#include "apps/plot.h"
 #include "seqgrad/models/task.h"
 
 namespace seqgrad {
@@ -23,6 +25,7 @@ int cmd_eval(const Argv& args);
 int cmd_attention(const Argv& args);
 int cmd_bleu(const Argv& args);
 int cmd_explore(const Argv& args);
+int cmd_plot(const Argv& args);
 
 // explore: what to show (0 = the default for beam and nbest, NaN alpha = the run's).
 struct ExploreRequest {
@@ -60,6 +63,36 @@ std::string eval_scores_text(const Task& task, const std::string& pipeline_descr
                              const std::vector<std::string>& raw_references);
 // eval: how many sources and references hold a token outside the vocabulary.
 std::string unknown_share_text(const Task& task, const std::vector<SentencePair>& pairs);
+
+// plot: what to draw from a CSV table (see `seqgrad plot --help`).
+struct CsvPlotSpec {
+    std::string x_column;
+    std::vector<std::string> y_columns;  // one curve per column ...
+    std::string group_column;            // ... and per distinct value of this one, if not empty
+    bool log_x = false, log_y = false;
+    std::string title, x_label, y_label;  // empty labels: the column names
+};
+// plot: the line plot of `csv_text` (RFC 4180, header first). Throws seqgrad::Error naming
+// `csv_name`, the line and the column on a missing column, a ragged row, an unclosed quote or
+// a field that is not a number (empty, nan and inf are gaps).
+plot::LinePlot line_plot_from_csv(const std::string& csv_text, const std::string& csv_name,
+                                  const CsvPlotSpec& spec);
+
+// eval: how often sentences repeat themselves: immediate repeats ("the the": a word equal to the
+// one before it) and repeated 3-grams (a 3-gram that already occurred earlier in its sentence).
+struct RepeatCounts {
+    size_t words = 0, immediate = 0, repeated_trigrams = 0;
+    double immediate_per_1000() const {
+        return 1000.0 * double(immediate) / double(std::max<size_t>(words, 1));
+    }
+    double trigrams_per_1000() const {
+        return 1000.0 * double(repeated_trigrams) / double(std::max<size_t>(words, 1));
+    }
+};
+RepeatCounts count_repeats(const std::vector<std::vector<std::string>>& sentences);
+// eval: the mean output length and the repeat rates, of the output and of the references.
+std::string output_stats_text(const RepeatCounts& output, const RepeatCounts& references,
+                              size_t sentences);
 
 // Redraws RUN_DIR/loss.svg from RUN_DIR/metrics.jsonl.
 void write_loss_plot(const std::string& run_dir);

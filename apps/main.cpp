@@ -30,6 +30,8 @@ commands:
   gradcheck [--only NAME] [--eps E] [--atol A] [--rtol R]
                                                       double-precision gradient checks
   gradflow [--out DIR] [--lengths 5,10,...]           gradient flow with/without attention
+  plot FILE.csv --x COL --y COL[,COL...] --out FILE.svg [--group COL] [--logx] [--logy]
+                                                      a line plot (SVG) of a CSV table
 
 run `seqgrad COMMAND --help` for a command's options.
 )";
@@ -49,6 +51,7 @@ int main(int argc, char** argv) {
         {"bleu", cmd_bleu},
         {"explore", cmd_explore},
         {"bpe", cmd_bpe},
+        {"plot", cmd_plot},
     };
     if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
         fmt::print("{}", kUsage);

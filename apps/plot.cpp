@@ -334,11 +334,11 @@ std::string to_csv(const std::vector<std::string>& header,
 
 namespace {
 
-// A point is drawn only if both coordinates are finite and, on a log axis, y is positive
+// A point is drawn only if both coordinates are finite and, on a log axis, positive
 // (log 0 = -inf). The same test decides the axis ranges, so a stray NaN or a zero gradient
 // norm can neither vanish silently into the frame nor stretch the axis to infinity.
 bool drawable(const LinePlot& plot, double x, double y) {
-    return std::isfinite(x) && std::isfinite(y) && (!plot.log_y || y > 0);
+    return std::isfinite(x) && std::isfinite(y) && (!plot.log_x || x > 0) && (!plot.log_y || y > 0);
 }
 
 // Where a line plot's parts go: its axes, the plot area and the whole picture, in pixels.
@@ -370,11 +370,12 @@ LineFrame line_frame(const LinePlot& plot) {
         }
     }
     if (!f.have_data) {  // still draw empty axes, so the picture says "no data" rather than nothing
-        x_lo = 0, x_hi = 1;
+        x_lo = plot.log_x ? 1 : 0;
+        x_hi = plot.log_x ? 10 : 1;
         y_lo = plot.log_y ? 1 : 0;
         y_hi = plot.log_y ? 10 : 1;
     }
-    f.x_axis = linear_axis(x_lo, x_hi);
+    f.x_axis = plot.log_x ? log_axis(x_lo, x_hi) : linear_axis(x_lo, x_hi);
     f.y_axis = plot.log_y ? log_axis(y_lo, y_hi) : linear_axis(y_lo, y_hi);
 
     // Legend entries: shown when any series is named; long names are shortened.

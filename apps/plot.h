@@ -17,7 +17,7 @@ namespace seqgrad::plot {
 // ---------------------------------------------------------------------------------------------
 
 // One named curve. x[i] pairs with y[i]; the two must have the same length. Points whose x or y
-// is not finite (NaN, ±inf) are skipped, and so are y <= 0 on a log axis; the curve is broken
+// is not finite (NaN, ±inf) are skipped, and so are values <= 0 on a log axis; the curve is broken
 // there rather than drawn across the gap.
 struct Series {
     std::string name;
@@ -31,6 +31,7 @@ struct LinePlot {
     std::string y_label;
     std::vector<Series> series;  // drawn in order, coloured from a colour-blind-safe palette
     bool log_y = false;          // log10 y axis, for quantities spanning many decades
+    bool log_x = false;          // log10 x axis, e.g. for a beam width 1 ... 20 or a step size
     bool markers = false;        // a dot at every drawn point
     int width = 760;  // whole picture, in pixels (the legend sits inside it, on the right)
     int height = 460;

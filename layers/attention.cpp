@@ -22,6 +22,24 @@ Tensor padding_mask(const std::vector<int32_t>& lengths, int64_t max_len) {
     return mask;
 }
 
+// bias[b,s] = −β·|t_b / r − s|   (a constant: no gradient to record)
+Tensor position_bias_scores(const Tensor& output_steps, int64_t S, double beta, double ratio) {
+    if (!output_steps.defined() || output_steps.rank() != 1)
+        throw Error(fmt::format(
+            "attention position bias: output_steps {} must be [B] (the output step of each row)",
+            output_steps.defined() ? output_steps.shape().str() : "(undefined)"));
+    if (!(ratio > 0) || !(beta >= 0))
+        throw Error(fmt::format("attention position bias: beta {} must be >= 0 and ratio {} > 0",
+                                beta, ratio));
+    const int64_t B = output_steps.size(0);
+    Tensor bias = Tensor::empty({B, S});
+    for (int64_t b = 0; b < B; ++b) {
+        const double i = double(output_steps.data()[b]) / ratio;
+        for (int64_t s = 0; s < S; ++s) bias.data()[b * S + s] = real(-beta * std::fabs(i - s));
+    }
+    return bias;
+}
+
 const char* to_string(LuongScore kind) {
     switch (kind) {
         case LuongScore::dot:
@@ -72,15 +90,26 @@ void Attention::check_inputs(const char* who, const Tensor& query, const Tensor&
     }
 }
 
-// weights = softmax(scores with −∞ at masked positions);  context = Σ_s weights_s keys_s
+// scores += −β|i − j| (if on);  weights = softmax(scores with −∞ at masked positions);
+// context = Σ_s weights_s keys_s
 AttentionResult Attention::attend(const Tensor& scores, const Tensor& keys, const Tensor& mask,
-                                  bool fused) {
-    Tensor masked_scores =
-        mask.defined() ? masked_fill(scores, mask, -std::numeric_limits<real>::infinity()) : scores;
+                                  const Tensor& output_steps, bool fused) const {
+    Tensor biased = scores;
+    if (position_bias != 0) {
+        if (output_steps.defined() && output_steps.shape() != Shape{scores.size(0)})
+            throw Error(
+                fmt::format("attention position bias: output_steps {} for scores {}: expected [{}]",
+                            output_steps.shape().str(), scores.shape().str(), scores.size(0)));
+        biased = add(scores, position_bias_scores(output_steps, scores.size(1), position_bias,
+                                                  position_ratio));
+    }
+    Tensor masked_scores = use_mask && mask.defined()
+                               ? masked_fill(biased, mask, -std::numeric_limits<real>::infinity())
+                               : biased;
     Tensor weights = softmax(masked_scores);  // [B, S]
     Tensor context = fused ? attention_context(weights, keys)
                            : attention_context_composed(weights, keys);  // [B, Dk]
-    return {context, weights, scores};
+    return {context, weights, biased};
 }
 
 // context = weights [B,1,S] · values [B,S,D]
@@ -132,13 +161,14 @@ Tensor BahdanauAttention::query_weight() const {
 
 // score_s = vᵀ tanh(W_q q + keys_projected_s)
 AttentionResult BahdanauAttention::forward(const Tensor& query, const Tensor& keys,
-                                           const Tensor& keys_projected, const Tensor& mask) const {
+                                           const Tensor& keys_projected, const Tensor& mask,
+                                           const Tensor& output_steps) const {
     check_inputs("BahdanauAttention", query, keys, keys_projected, attn_dim(), mask);
     Tensor query_projected = W_q.forward(query);  // [B, A]
     Tensor scores =
         use_fused ? additive_attention_scores(query_projected, keys_projected, v.weight)
                   : additive_attention_scores_composed(query_projected, keys_projected, v.weight);
-    return attend(scores, keys, mask, use_fused);
+    return attend(scores, keys, mask, output_steps, use_fused);
 }
 
 Tensor BahdanauAttention::pre_activations(const Tensor& query, const Tensor& keys_projected) const {
@@ -229,7 +259,8 @@ Tensor LuongAttention::query_weight() const {
 // dot/general: score[b,s] = keys_projected[b,s,:] · q[b,:]  (÷ √Dq when scaled)
 // concat:      score[b,s] = vᵀ tanh(W_query q + keys_projected[b,s,:]),  W_query = W[:, :Dq]
 AttentionResult LuongAttention::forward(const Tensor& query, const Tensor& keys,
-                                        const Tensor& keys_projected, const Tensor& mask) const {
+                                        const Tensor& keys_projected, const Tensor& mask,
+                                        const Tensor& output_steps) const {
     const char* who = kind_ == LuongScore::dot       ? "LuongAttention(dot)"
                       : kind_ == LuongScore::general ? "LuongAttention(general)"
                                                      : "LuongAttention(concat)";
@@ -246,7 +277,7 @@ AttentionResult LuongAttention::forward(const Tensor& query, const Tensor& keys,
                            : attention_dot_scores_composed(keys_projected, query);
         if (scaled_) scores = mul(scores, real(1 / std::sqrt(double(Dq))));
     }
-    return attend(scores, keys, mask, use_fused);
+    return attend(scores, keys, mask, output_steps, use_fused);
 }
 
 }  // namespace seqgrad

@@ -24,6 +24,19 @@
 // gradient that reaches a padded key passes through that weight (or through the score, whose
 // gradient is weight·(…) = 0), so it is exactly 0 too. A batch row with no valid position is an
 // error (seqgrad::Error naming the row), never NaN.
+//
+// Two study switches (off by default; docs/claims.md measures what they do):
+//   use_mask = false       the padding mask is ignored: padded positions get weight like real
+//                          ones (config model.attention_mask). Only to study what the mask buys.
+//   position_bias β > 0    score[b,s] += −β·|i_b − j_s| before the mask (model.position_bias):
+//                          j_s = s, the source position (0-based), and i_b = t_b / r, where t_b
+//                          is the output step of row b (0-based: the step that writes target
+//                          token t_b) and r the expected number of target tokens per source
+//                          token (model.position_bias_ratio). i_b is output step t scaled by the
+//                          length ratio S_b / T_b with T_b estimated as r·S_b, because the true
+//                          target length T_b is unknown when decoding: the bias is then the same
+//                          in training and decoding. β is a constant, so the bias adds nothing
+//                          to any gradient; it only moves the softmax's weights to the diagonal.
 #pragma once
 
 #include <cstdint>
@@ -39,10 +52,14 @@ namespace seqgrad {
 // [B, max_len] mask with 1 at positions s >= lengths[b] (padding), 0 elsewhere.
 Tensor padding_mask(const std::vector<int32_t>& lengths, int64_t max_len);
 
+// The position bias [B, S]: −β·|output_steps[b] / ratio − s|, a constant (no gradient).
+// output_steps [B] holds the output step t_b of each row.
+Tensor position_bias_scores(const Tensor& output_steps, int64_t S, double beta, double ratio);
+
 struct AttentionResult {
     Tensor context;  // [B, Dk]
     Tensor weights;  // [B, S]
-    Tensor scores;   // [B, S], before masking and softmax (diagnostics)
+    Tensor scores;   // [B, S], before masking and softmax (with the position bias, if on)
 };
 
 class Attention : public Module {
@@ -51,9 +68,11 @@ class Attention : public Module {
     // decoder step. The default (Luong dot) is the keys themselves.
     virtual Tensor project_keys(const Tensor& keys) const { return keys; }
 
-    // One decoder step. `mask` may be undefined (no padding).
+    // One decoder step. `mask` may be undefined (no padding). `output_steps` [B], the output
+    // step of each row, is needed only with a position bias (undefined otherwise).
     virtual AttentionResult forward(const Tensor& query, const Tensor& keys,
-                                    const Tensor& keys_projected, const Tensor& mask) const = 0;
+                                    const Tensor& keys_projected, const Tensor& mask,
+                                    const Tensor& output_steps = Tensor()) const = 0;
     // The weight every step projects the query by (Bahdanau W_q [A, Dq], Luong concat's
     // W[:, :Dq]), or undefined (Luong dot and general: the query is used as it is).
     virtual Tensor query_weight() const { return Tensor(); }
@@ -66,16 +85,22 @@ class Attention : public Module {
     int64_t query_dim() const { return query_dim_; }
     int64_t key_dim() const { return key_dim_; }
 
+    // The study switches (see the top of this file).
+    bool use_mask = true;       // false: padded positions are attended like real ones
+    double position_bias = 0;   // β >= 0; 0 = no position bias
+    double position_ratio = 1;  // r > 0: expected target tokens per source token
+
   protected:
     Attention(int64_t query_dim, int64_t key_dim);
     // Shapes of one step's inputs; throws naming `who` and the offending shapes.
     void check_inputs(const char* who, const Tensor& query, const Tensor& keys,
                       const Tensor& keys_projected, int64_t projected_dim,
                       const Tensor& mask) const;
-    // weights = softmax(scores masked with −∞), context = Σ_s weights_s keys_s (the fused
-    // attention_context op, or its composed twin, a batched matmul).
-    static AttentionResult attend(const Tensor& scores, const Tensor& keys, const Tensor& mask,
-                                  bool fused);
+    // scores += the position bias (if on); weights = softmax(scores masked with −∞, unless
+    // use_mask is off), context = Σ_s weights_s keys_s (the fused attention_context op, or its
+    // composed twin, a batched matmul).
+    AttentionResult attend(const Tensor& scores, const Tensor& keys, const Tensor& mask,
+                           const Tensor& output_steps, bool fused) const;
 
   private:
     int64_t query_dim_, key_dim_;
@@ -98,7 +123,8 @@ class BahdanauAttention : public Attention {
     // keys [B, S, Dk] -> W_k keys (+ b_k)  [B, S, A]
     Tensor project_keys(const Tensor& keys) const override;
     AttentionResult forward(const Tensor& query, const Tensor& keys, const Tensor& keys_projected,
-                            const Tensor& mask) const override;
+                            const Tensor& mask,
+                            const Tensor& output_steps = Tensor()) const override;
     Tensor query_weight() const override;
 
     // Diagnostics for gradient-flow studies (no graph is recorded):
@@ -137,7 +163,8 @@ class LuongAttention : public Attention {
     // dot: keys;  general: W_a keys [B, S, Dq];  concat: W_key keys [B, S, A]
     Tensor project_keys(const Tensor& keys) const override;
     AttentionResult forward(const Tensor& query, const Tensor& keys, const Tensor& keys_projected,
-                            const Tensor& mask) const override;
+                            const Tensor& mask,
+                            const Tensor& output_steps = Tensor()) const override;
     Tensor query_weight() const override;
 
     LuongScore kind() const { return kind_; }

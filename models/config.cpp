@@ -237,17 +237,26 @@ Config Config::from_json(const json& j, const std::string& source) {
         r.choice("output_layer", m.output_layer, {"plain", "deep"});
         r.choice("init", m.init, {"pytorch", "normal"});
         r.number("dropout", m.dropout, 0, 0.95);
+        r.boolean("attention_mask", m.attention_mask);
+        r.number("position_bias", m.position_bias, 0, INFINITY);
+        r.number("position_bias_ratio", m.position_bias_ratio, 0, INFINITY, false);
         r.finish();
         if (r.given("attention_bias") && !m.attention_bias && m.attention != "bahdanau")
             throw Error(fmt::format(
                 "{}: model.attention_bias: only read with model.attention \"bahdanau\" (the "
                 "attention is \"{}\"); remove the key or set model.attention to \"bahdanau\"",
                 source, m.attention));
+        if (m.attention == "none" && (!m.attention_mask || m.position_bias != 0))
+            throw Error(fmt::format(
+                "{}: model.attention_mask / model.position_bias: only with attention (model."
+                "attention is \"none\")",
+                source));
     }
     {
         SectionReader r(j, "train", source);
         TrainConfig& t = c.train;
         r.integer("batch_size", t.batch_size, 1);
+        r.integer("bucket_chunk", t.bucket_chunk, 0);
         r.integer("epochs", t.epochs, 1);
         r.integer64("max_steps", t.max_steps, 0);
         r.choice("optimizer", t.optimizer, {"adam", "adamw", "sgd"});
@@ -334,9 +343,13 @@ json Config::to_json() const {
           {"attention_bias", m.attention_bias},
           {"output_layer", m.output_layer},
           {"init", m.init},
-          {"dropout", m.dropout}}},
+          {"dropout", m.dropout},
+          {"attention_mask", m.attention_mask},
+          {"position_bias", m.position_bias},
+          {"position_bias_ratio", m.position_bias_ratio}}},
         {"train",
          {{"batch_size", t.batch_size},
+          {"bucket_chunk", t.bucket_chunk},
           {"epochs", t.epochs},
           {"max_steps", t.max_steps},
           {"optimizer", t.optimizer},

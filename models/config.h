@@ -54,12 +54,20 @@ struct ModelConfig {
     // "pytorch": PyTorch's default initialisers; "normal": every weight N(0, 0.01), every bias 0
     std::string init = "pytorch";
     double dropout = 0.0;
+    // Study switches (layers/attention.h; docs/claims.md): false lets attention weigh PAD
+    // positions; β of the position bias −β·|t/r − s| with r the target/source length ratio.
+    bool attention_mask = true;
+    double position_bias = 0;
+    double position_bias_ratio = 1;
 
     int64_t encoder_size() const { return encoder_hidden_size > 0 ? encoder_hidden_size : hidden_size; }
 };
 
 struct TrainConfig {
     int batch_size = 64;
+    // Length bucketing: this many batches' worth of examples are sorted by length together
+    // (data/batching.h); 0 = batches mix lengths at random (less efficient: more padding).
+    int bucket_chunk = 100;
     int epochs = 10;
     int64_t max_steps = 0;           // 0 = no limit (epochs decide)
     std::string optimizer = "adam";  // "adam", "adamw" or "sgd"

@@ -143,7 +143,12 @@ Decoder::Decoder(const ModelConfig& c, int64_t target_vocab, int64_t key_size, R
     for (size_t l = 0; l < cells.size(); ++l)
         register_module(l == 0 ? "cell" : fmt::format("cell_l{}", l), *cells[l]);
     register_module("dropout", dropout);
-    if (attention) register_module("attention", *attention);
+    if (attention) {
+        register_module("attention", *attention);
+        attention->use_mask = c.attention_mask;  // the study switches (layers/attention.h)
+        attention->position_bias = c.position_bias;
+        attention->position_ratio = c.position_bias_ratio;
+    }
     if (attention_kind_.rfind("luong", 0) == 0) {
         combine = std::make_unique<Linear>(key_size + c.hidden_size, c.hidden_size, false, rng);
         register_module("combine", *combine);
@@ -183,7 +188,8 @@ std::vector<RecurrentState> Decoder::stack_step(const Tensor& input,
 // With SEQGRAD_DISABLE=cached_keys the keys are projected again at every step (what the
 // key-only half of the score costs when it is not computed once per source batch).
 Decoder::Step Decoder::step(const Tensor& embedded, const std::vector<RecurrentState>& state,
-                            const Tensor& feed, const EncodedSource& source) const {
+                            const Tensor& feed, const EncodedSource& source,
+                            const Tensor& output_steps) const {
     EncodedSource projected;
     const EncodedSource* src = &source;
     if (attention && !switches().cached_keys) {
@@ -196,7 +202,8 @@ Decoder::Step Decoder::step(const Tensor& embedded, const std::vector<RecurrentS
     if (attention_kind_ == "bahdanau") {
         // attend with the top layer's previous state, then feed the context into layer 0
         AttentionResult a =
-            attention->forward(state.back().h, src->outputs, src->keys_projected, src->mask);
+            attention->forward(state.back().h, src->outputs, src->keys_projected, src->mask,
+                               output_steps);
         s.state = stack_step(concat({embedded, a.context}, 1), state);
         s.output_state = s.top_hidden();
         s.attention_weights = a.weights;
@@ -205,8 +212,8 @@ Decoder::Step Decoder::step(const Tensor& embedded, const std::vector<RecurrentS
         // Luong: the stack steps first, attend with the top layer's new state, ã = tanh(W_c [c; h])
         Tensor input = input_feeding_ ? concat({embedded, feed}, 1) : embedded;
         s.state = stack_step(input, state);
-        AttentionResult a =
-            attention->forward(s.top_hidden(), src->outputs, src->keys_projected, src->mask);
+        AttentionResult a = attention->forward(s.top_hidden(), src->outputs, src->keys_projected,
+                                               src->mask, output_steps);
         s.output_state = tanh(combine->forward(concat({a.context, s.top_hidden()}, 1)));
         s.attention_weights = a.weights;
         context = a.context;
@@ -392,7 +399,9 @@ Seq2Seq::DecodedSteps Seq2Seq::decode_teacher_forced(const Batch& batch,
             steps.targets.push_back(batch.tgt_out[size_t(b * T + t)]);
         }
         Tensor embedded = decoder.dropout.forward(decoder.embedding.forward(previous, {n}));
-        Decoder::Step s = decoder.step(embedded, state, feed, running_source);
+        const Tensor output_steps =
+            config_.position_bias != 0 ? Tensor::full({n}, real(t)) : Tensor();
+        Decoder::Step s = decoder.step(embedded, state, feed, running_source, output_steps);
         state = s.state;
         feed = s.output_state;
         steps.output_states.push_back(s.projection_input);
@@ -409,17 +418,18 @@ Seq2Seq::DecodedSteps Seq2Seq::decode_teacher_forced(const Batch& batch,
     return steps;
 }
 
-// The decoder state's tensors (DecoderState::tensors): the per-row constants first, then h of
-// every layer, then (LSTM) c of every layer.
+// The decoder state's tensors (DecoderState::tensors): the per-row constants and the output step
+// (each row's t, for the position bias) first, then h of every layer, then (LSTM) c of every
+// layer.
 namespace {
-enum StateSlot : size_t { kFeed, kEncoderOutputs, kKeysProjected, kMask, kLayers };
+enum StateSlot : size_t { kFeed, kEncoderOutputs, kKeysProjected, kMask, kOutputStep, kLayers };
 }
 
 DecoderState Seq2Seq::initial_state(const EncodedSource& source) const {
     const int64_t B = source.outputs.size(0), H = config_.hidden_size;
     DecoderState state;
     Tensor keys = source.keys_projected.defined() ? source.keys_projected : Tensor::zeros({B, 1});
-    state.tensors = {Tensor::zeros({B, H}), source.outputs, keys, source.mask};
+    state.tensors = {Tensor::zeros({B, H}), source.outputs, keys, source.mask, Tensor::zeros({B})};
     for (const RecurrentState& layer : source.initial_state) state.tensors.push_back(layer.h);
     for (const RecurrentState& layer : source.initial_state)
         if (layer.c.defined()) state.tensors.push_back(layer.c);
@@ -446,8 +456,11 @@ StepResult Seq2Seq::step(const std::vector<int32_t>& previous_tokens, DecoderSta
     source.keys_projected = decoder.attention ? state.tensors[kKeysProjected] : Tensor();
     source.mask = state.tensors[kMask];
     Tensor embedded = decoder.embedding.forward(previous_tokens, {N});
-    Decoder::Step s = decoder.step(embedded, layers, state.tensors[kFeed], source);
+    Decoder::Step s =
+        decoder.step(embedded, layers, state.tensors[kFeed], source, state.tensors[kOutputStep]);
     state.tensors[kFeed] = s.output_state;
+    // the next output step of every row
+    state.tensors[kOutputStep] = add(state.tensors[kOutputStep], real(1));
     for (size_t l = 0; l < L; ++l) {
         state.tensors[kLayers + l] = s.state[l].h;
         if (has_c) state.tensors[kLayers + L + l] = s.state[l].c;

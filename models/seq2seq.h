@@ -99,8 +99,9 @@ class Decoder : public Module {
         Tensor attention_weights;  // [N,S] (undefined for none)
         const Tensor& top_hidden() const { return state.back().h; }
     };
+    // output_steps [N]: each row's output step t, needed only with a position bias.
     Step step(const Tensor& embedded, const std::vector<RecurrentState>& state, const Tensor& feed,
-              const EncodedSource& source) const;
+              const EncodedSource& source, const Tensor& output_steps = Tensor()) const;
     Tensor project_keys(const Tensor& encoder_outputs) const;
     // The weights every step multiplies by (for kernels::SharedOverStepsScope).
     std::vector<Tensor> step_weights() const;
@@ -141,7 +142,8 @@ class Seq2Seq : public Module, public StepModel {
                             double teacher_forcing = 1.0, double label_smoothing = 0.0) const;
 
     // Decoding (StepModel): one row per source sentence; state tensors are
-    // {feed, encoder outputs, keys projected, mask, h of each layer, c of each layer (LSTM)}.
+    // {feed, encoder outputs, keys projected, mask, output step [N], h of each layer, c of each
+    // layer (LSTM)}.
     DecoderState initial_state(const EncodedSource& source) const;
     StepResult step(const std::vector<int32_t>& previous_tokens,
                     DecoderState& state) const override;

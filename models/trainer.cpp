@@ -260,6 +260,7 @@ class Run {
     void make_batchers() {
         BatchingOptions b;
         b.batch_size = config_.train.batch_size;
+        b.bucket_chunk = size_t(config_.train.bucket_chunk);
         b.max_source_length = size_t(config_.data.max_source_len);
         b.max_target_length = size_t(config_.data.max_target_len);
         b.seed = config_.train.seed;

@@ -1,5 +1,6 @@
 // Training end to end (float, -O2): the date task learns, a stopped and resumed run equals an
-// uninterrupted one bit for bit, a NaN stops training with a clear message.
+// uninterrupted one bit for bit, a NaN stops training with a clear message; `seqgrad eval`
+// applies its decoding switches and writes its summary row.
 #include <doctest/doctest.h>
 
 #include <cstring>
@@ -9,6 +10,7 @@
 
 #include <unistd.h>
 
+#include "apps/commands.h"
 #include "seqgrad/models/checkpoint.h"
 #include "seqgrad/models/trainer.h"
 
@@ -146,4 +148,29 @@ TEST_CASE("a loss that becomes NaN stops training, naming the step and the last 
             (message.find("nan") != std::string::npos || message.find("inf") != std::string::npos));
         CHECK(message.find("last.safetensors") != std::string::npos);
     }
+}
+
+TEST_CASE("seqgrad eval: decoding switches, the length and repeat lines, a --summary-csv row") {
+    Config c = small_dates_config(temp_run_dir("eval"));
+    c.train.epochs = 1;
+    TrainOptions quiet;
+    quiet.quiet = true;
+    train(c, quiet);
+    const std::string dir = c.output.run_dir, csv = dir + "/summary.csv";
+    for (const char* beam : {"1", "3"}) {
+        CHECK(cmd_eval({dir, "--beam", beam, "--length-penalty", "average", "--alpha", "1",
+                        "--coverage", "0.2", "--no-repeat-ngram", "2", "--limit", "20",
+                        "--summary-csv", csv, "--out", dir + "/h.txt"}) == 0);
+    }
+    const std::vector<std::string> lines = read_lines(csv);
+    REQUIRE(lines.size() == 3);  // header + 2 rows
+    CHECK(lines[0].rfind("checkpoint,test,sentences,beam,alpha,length_penalty,coverage,", 0) == 0);
+    CHECK(lines[1].find(",20,1,1,average,0.2,2,") != std::string::npos);
+    CHECK(lines[2].find(",20,3,1,average,0.2,2,") != std::string::npos);
+    CHECK_THROWS_WITH(cmd_eval({dir, "--length-penalty", "short"}),
+                      "--length-penalty: expected none, average or gnmt, got \"short\"");
+    CHECK_THROWS_WITH(cmd_eval({dir, "--coverage", "-1"}), "--coverage: expected B >= 0, got -1");
+    CHECK_THROWS_WITH(cmd_eval({dir, "--no-repeat-ngram", "-2"}),
+                      "--no-repeat-ngram: expected N >= 0, got -2");
+    std::filesystem::remove_all(dir);
 }
