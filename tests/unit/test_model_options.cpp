@@ -428,3 +428,20 @@ TEST_CASE("model options: bad values name the key") {
     CHECK(again.model.init == "pytorch");
     CHECK(again.model.attention_bias);
 }
+
+// configs/dates-lstm.json: the course's date model shape (README, "Dates with LSTMs"); its
+// training is not a test (CI time), its shape is.
+TEST_CASE("model options: configs/dates-lstm.json parses into the course model's shape") {
+    const Config c = Config::load(std::string(SEQGRAD_SOURCE_DIR) + "/configs/dates-lstm.json");
+    CHECK(c.model.cell == "lstm");
+    CHECK(c.model.bidirectional);
+    CHECK(c.model.encoder_size() == 32);
+    CHECK(c.model.hidden_size == 64);
+    CHECK(c.model.attention == "bahdanau");
+    Rng rng(1);
+    Seq2Seq model(c.model, 41, 15, rng);  // the vocabularies of the dates task
+    CHECK(model.parameter_count() == 70755);
+    CHECK(model.encoder.recurrent->type() == CellType::lstm);
+    CHECK(model.encoder.recurrent->hidden_size() == 32);
+    CHECK(model.decoder.cells[0]->hidden_size() == 64);
+}
