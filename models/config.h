@@ -60,7 +60,9 @@ struct ModelConfig {
     double position_bias = 0;
     double position_bias_ratio = 1;
 
-    int64_t encoder_size() const { return encoder_hidden_size > 0 ? encoder_hidden_size : hidden_size; }
+    int64_t encoder_size() const {
+        return encoder_hidden_size > 0 ? encoder_hidden_size : hidden_size;
+    }
 };
 
 struct TrainConfig {

@@ -201,9 +201,8 @@ Decoder::Step Decoder::step(const Tensor& embedded, const std::vector<RecurrentS
     Tensor context;
     if (attention_kind_ == "bahdanau") {
         // attend with the top layer's previous state, then feed the context into layer 0
-        AttentionResult a =
-            attention->forward(state.back().h, src->outputs, src->keys_projected, src->mask,
-                               output_steps);
+        AttentionResult a = attention->forward(state.back().h, src->outputs, src->keys_projected,
+                                               src->mask, output_steps);
         s.state = stack_step(concat({embedded, a.context}, 1), state);
         s.output_state = s.top_hidden();
         s.attention_weights = a.weights;
@@ -222,7 +221,7 @@ Decoder::Step Decoder::step(const Tensor& embedded, const std::vector<RecurrentS
         s.output_state = s.top_hidden();
     }
     // deep output (Bahdanau et al. 2015): the projection also reads c_t and emb(y_{t-1})
-    s.projection_input = !deep_output_ ? s.output_state
+    s.projection_input = !deep_output_       ? s.output_state
                          : context.defined() ? concat({s.output_state, context, embedded}, 1)
                                              : concat({s.output_state, embedded}, 1);
     return s;
@@ -441,7 +440,8 @@ StepResult Seq2Seq::step(const std::vector<int32_t>& previous_tokens, DecoderSta
     if (int64_t(previous_tokens.size()) != N)
         throw Error(fmt::format("Seq2Seq::step: {} tokens for {} rows", previous_tokens.size(), N));
     const size_t L = size_t(decoder.num_layers());
-    const size_t layer_tensors = state.tensors.size() - std::min<size_t>(state.tensors.size(), kLayers);
+    const size_t layer_tensors =
+        state.tensors.size() - std::min<size_t>(state.tensors.size(), kLayers);
     if (layer_tensors != L && layer_tensors != 2 * L)
         throw Error(fmt::format("Seq2Seq::step: a state of {} tensors for a decoder of {} layers",
                                 state.tensors.size(), L));

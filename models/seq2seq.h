@@ -31,8 +31,8 @@
 #include "seqgrad/layers/attention.h"
 #include "seqgrad/layers/dropout.h"
 #include "seqgrad/layers/embedding.h"
-#include "seqgrad/layers/recurrent.h"
 #include "seqgrad/layers/linear.h"
+#include "seqgrad/layers/recurrent.h"
 #include "seqgrad/models/config.h"
 #include "seqgrad/models/step_model.h"
 

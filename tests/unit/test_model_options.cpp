@@ -191,10 +191,9 @@ TEST_CASE("model options: every optimisation switch off gives the same loss and 
         set_switches(Switches{});
         std::vector<std::vector<real>> on_gradients;
         const double on = run(c.config, &on_gradients);
-        for (const char* off :
-             {"fused_gru", "fused_lstm", "fused_rnn", "fused_attention", "fused_loss",
-              "real_tokens", "one_projection", "cached_keys", "shrink_batch", "shared_steps",
-              "packed", "small_m"}) {
+        for (const char* off : {"fused_gru", "fused_lstm", "fused_rnn", "fused_attention",
+                                "fused_loss", "real_tokens", "one_projection", "cached_keys",
+                                "shrink_batch", "shared_steps", "packed", "small_m"}) {
             INFO(c.name << ", off: " << off);
             set_switches(parse_disabled(off));
             std::vector<std::vector<real>> gradients;
@@ -220,7 +219,8 @@ TEST_CASE("model options: the decoder's initial state per layer") {
         model.eval();
         NoGradGuard no_grad;
         const EncodedSource source = model.encode(batch);
-        const RecurrentOutput g = model.encoder.recurrent->forward(source.embedded, batch.src_lengths);
+        const RecurrentOutput g =
+            model.encoder.recurrent->forward(source.embedded, batch.src_lengths);
         REQUIRE(source.initial_state.size() == size_t(decoder_layers));
         for (int l = 0; l < decoder_layers; ++l) {
             // as many layers: layer l from encoder layer l; else every layer from the top one
@@ -263,13 +263,13 @@ TEST_CASE("model options: an LSTM decoder starts from the encoder's (h, c)") {
     const RecurrentOutput r = model.encoder.recurrent->forward(source.embedded, batch.src_lengths);
     const int64_t B = batch.batch_size, H = c.hidden_size;
     auto both = [&](const Tensor& final) {
-        return concat({reshape(slice(final, 0, 0, 1), {B, H}), reshape(slice(final, 0, 1, 2), {B, H})},
-                      1);
+        return concat(
+            {reshape(slice(final, 0, 0, 1), {B, H}), reshape(slice(final, 0, 1, 2), {B, H})}, 1);
     };
     REQUIRE(model.encoder.cell_bridge);
-    CHECK(testing::max_abs_difference(source.initial_state[0].h.to_vector(),
-                                      tanh(model.encoder.bridge->forward(both(r.final_hidden)))
-                                          .to_vector()) == 0);
+    CHECK(testing::max_abs_difference(
+              source.initial_state[0].h.to_vector(),
+              tanh(model.encoder.bridge->forward(both(r.final_hidden))).to_vector()) == 0);
     CHECK(testing::max_abs_difference(
               source.initial_state[0].c.to_vector(),
               model.encoder.cell_bridge->forward(both(r.final_cell)).to_vector()) == 0);
