@@ -117,6 +117,10 @@ std::vector<RecurrentState> Encoder::decoder_initial_state(const RecurrentOutput
     };
     std::vector<RecurrentState> state(static_cast<size_t>(decoder_layers_));
     for (int l = 0; l < decoder_layers_; ++l) {
+        if (decoder_layers_ != layers_ && l > 0) {  // every layer from the top one: computed once
+            state[size_t(l)] = state[0];
+            continue;
+        }
         const int from = decoder_layers_ == layers_ ? l : layers_ - 1;
         Tensor h = layer_state(encoded.final_hidden, from);
         state[size_t(l)].h = bridge ? tanh(bridge->forward(h)) : h;
