@@ -129,16 +129,11 @@ void add_recurrent_ops(Registry& r) {
 }
 
 void add_recurrent_layers(Registry& r) {
-    // "GRU", "LSTM", "RNN"
-    auto upper = [](CellType type) {
-        std::string s = cell_type_name(type);
-        for (char& ch : s) ch = char(ch - 'a' + 'A');
-        return s;
-    };
     for (CellType type : {CellType::gru, CellType::lstm, CellType::rnn})
         for (bool fused : {true, false})
             r.add("layer",
-                  fmt::format("{}Cell ({} cell)", upper(type), fused ? "fused" : "composed"),
+                  fmt::format("{}Cell ({} cell)", cell_layer_name(type),
+                              fused ? "fused" : "composed"),
                   [type, fused](const GradcheckOptions& o) {
                       Rng rng(63);
                       auto cell = make_cell(type, 4, 3, rng);
@@ -173,8 +168,8 @@ void add_recurrent_layers(Registry& r) {
             for (bool fused : {true, false}) {
                 const bool lstm = type == CellType::lstm;
                 const std::string name =
-                    fmt::format("{} {}{} ({})", upper(type), c.name, lstm ? ", h0 and c0" : "",
-                                fused ? "fused" : "composed");
+                    fmt::format("{} {}{} ({})", cell_layer_name(type), c.name,
+                                lstm ? ", h0 and c0" : "", fused ? "fused" : "composed");
                 r.add("layer", name, [type, c, fused, lstm](const GradcheckOptions& o) {
                     Rng rng(66);
                     auto layer = make_recurrent(type, 3, 3, c.layers, c.bidirectional, 0, rng);

@@ -9,7 +9,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "seqgrad/autograd/cell_check.h"
+#include "seqgrad/autograd/fused_cell.h"
 #include "seqgrad/autograd/kernels.h"
 #include "seqgrad/autograd/ops.h"
 
@@ -56,10 +56,9 @@ Tensor fused_cell(const char* op, const Tensor& gates, CellDims d, const Tensor&
     const int64_t gate_row_stride = d.T * G, gate_offset = d.t * G;
 
     Buffer saved(size_t(4 * B * H));
-    real* const rzg = saved.data();   // [B,3H]: gh, then r | z | gh_n
-    real* const n_all = rzg + B * G;  // [B,H]
-    for (int64_t b = 0; b < active; ++b) std::memcpy(rzg + b * G, bias_hh.data(), sizeof(real) * G);
-    kernels::product_x_wt(weight_hh.node(), active, h.data(), 1, rzg);  // gh = h W_hhᵀ + b_hh
+    real* const rzg = saved.data();                    // [B,3H]: gh, then r | z | gh_n
+    real* const n_all = rzg + B * G;                   // [B,H]
+    hidden_gates(weight_hh, bias_hh, h, active, rzg);  // gh = h W_hhᵀ + b_hh
 
     Tensor out = make_result({B, H});
     std::memcpy(out.data() + active * H, h.data() + active * H, sizeof(real) * (B - active) * H);
@@ -106,7 +105,6 @@ Tensor fused_cell(const char* op, const Tensor& gates, CellDims d, const Tensor&
             const real* const n_all = rzg + B * G;
             real* const d_gates = parent_grad(out, 0);
             real* const dh_all = parent_grad(out, 1);
-            real* const d_bias_hh = parent_grad(out, 3);
 
             Buffer d_gh_buffer(size_t(active * G));
             real* const d_gh_all = d_gh_buffer.data();
@@ -136,12 +134,8 @@ Tensor fused_cell(const char* op, const Tensor& gates, CellDims d, const Tensor&
             }
             if (dh_all)  // finished rows: h' = h, so dh += g
                 for (int64_t i = active * H; i < B * H; ++i) dh_all[i] += g_all[i];
-            if (dh_all)  // dh += d gh W_hh
-                kernels::product_dy_w(out.parent(2), active, d_gh_all, dh_all);
-            kernels::accumulate_weight_grad(out, 2, 1, d_gh_all, active);  // dW_hh += d ghᵀ h
-            if (d_bias_hh)
-                for (int64_t b = 0; b < active; ++b)
-                    for (int64_t j = 0; j < G; ++j) d_bias_hh[j] += d_gh_all[b * G + j];
+            // dh += d gh W_hh,  dW_hh += d ghᵀ h,  db_hh += Σ d gh
+            hidden_gates_backward(out, 1, 2, 3, d_gh_all, active, dh_all);
         }))
         out.node().saved = std::move(saved);
     return out;

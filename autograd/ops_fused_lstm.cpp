@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "seqgrad/autograd/cell_check.h"
+#include "seqgrad/autograd/fused_cell.h"
 #include "seqgrad/autograd/fused_lstm.h"
 #include "seqgrad/autograd/kernels.h"
 #include "seqgrad/autograd/ops.h"
@@ -46,6 +46,68 @@ Tensor lstm_cell_composed(const Tensor& x, const Tensor& h, const Tensor& c,
 // ---- the fused cell: one node, hand-written backward --------------------------------------
 namespace {
 
+// The fused cell's backward (out's parents: gates, h, c, W_hh, b_hh and the optional step mask),
+// with (gh, gc) = (dh', dc') and m the step mask (1 without one); per element:
+//   dc_new = m gc + m gh o (1 − tanh²(c'))    (what reaches the unmasked c', both paths)
+//   do = m gh tanh(c')     da_o = do o (1 − o)
+//   di = dc_new g          da_i = di i (1 − i)
+//   df = dc_new c          da_f = df f (1 − f)
+//   dg = dc_new i          da_g = dg (1 − g²)
+//   d gi += da,   d gh = da          (da = [da_i | da_f | da_g | da_o])
+//   dc += dc_new f + (1 − m) gc
+//   dh += (1 − m) gh  +  da W_hh     (the last term: one gemm)
+//   dW_hh += daᵀ h                    (one gemm)
+//   db_hh += Σ_b da
+void fused_cell_backward(Node& out, CellDims d) {
+    const int64_t B = d.B, H = d.H, G = 4 * H, active = d.active;
+    const int64_t gate_row_stride = d.T * G, gate_offset = d.t * G;
+    const real* const gh_all = out.grad.data();
+    const real* const gc_all = gh_all + B * H;
+    const real* const c_all = out.parent(2).data;
+    const real* const mask = out.parents.size() > 5 ? out.parent(5).data : nullptr;
+    const real* const ifgo = out.saved.data();
+    const real* const tanh_c_all = ifgo + B * G;
+    real* const d_gates = parent_grad(out, 0);
+    real* const dh_all = parent_grad(out, 1);
+    real* const dc_all = parent_grad(out, 2);
+
+    Buffer da_buffer(size_t(active * G));
+    real* const da_all = da_buffer.data();
+    for (int64_t b = 0; b < active; ++b) {
+        const real m = mask ? mask[b] : real(1);
+        const real *i = ifgo + b * G, *f = i + H, *g = i + 2 * H, *o = i + 3 * H;
+        const real *tanh_c = tanh_c_all + b * H, *c = c_all + b * H;
+        const real *gh = gh_all + b * H, *gc = gc_all + b * H;
+        real* da_i = da_all + b * G;
+        real *da_f = da_i + H, *da_g = da_i + 2 * H, *da_o = da_i + 3 * H;
+        real* dc = dc_all ? dc_all + b * H : nullptr;
+        for (int64_t j = 0; j < H; ++j) {
+            const real gh_new = m * gh[j];
+            const real dc_new = m * gc[j] + gh_new * o[j] * (1 - tanh_c[j] * tanh_c[j]);
+            da_o[j] = gh_new * tanh_c[j] * o[j] * (1 - o[j]);
+            da_i[j] = dc_new * g[j] * i[j] * (1 - i[j]);
+            da_f[j] = dc_new * c[j] * f[j] * (1 - f[j]);
+            da_g[j] = dc_new * i[j] * (1 - g[j] * g[j]);
+            if (dc) dc[j] += dc_new * f[j] + (1 - m) * gc[j];
+        }
+        if (d_gates) {
+            real* dgi = d_gates + b * gate_row_stride + gate_offset;
+            for (int64_t j = 0; j < G; ++j) dgi[j] += da_i[j];
+        }
+        if (dh_all && mask) {
+            real* dh = dh_all + b * H;
+            for (int64_t j = 0; j < H; ++j) dh[j] += (1 - m) * gh[j];
+        }
+    }
+    // finished rows: h' = h and c' = c, so dh += gh and dc += gc
+    if (dh_all)
+        for (int64_t k = active * H; k < B * H; ++k) dh_all[k] += gh_all[k];
+    if (dc_all)
+        for (int64_t k = active * H; k < B * H; ++k) dc_all[k] += gc_all[k];
+    // dh += da W_hh,  dW_hh += daᵀ h,  db_hh += Σ da
+    hidden_gates_backward(out, 1, 3, 4, da_all, active, dh_all);
+}
+
 // The fused cell on step d.t of gates [B,T,4H] (T = 1 for a plain [B,4H]); rows past d.active
 // (all masked) only copy h and c.
 //   forward:  a = gi + h W_hhᵀ + b_hh (one gemm), then one pass over [B,H] per row for the
@@ -62,9 +124,7 @@ Tensor fused_cell(const char* op, const Tensor& gates, CellDims d, const Tensor&
     Buffer saved(size_t(5 * B * H));
     real* const ifgo = saved.data();        // [B,4H]: h W_hhᵀ + b_hh, then i | f | g | o
     real* const tanh_c_all = ifgo + B * G;  // [B,H]
-    for (int64_t b = 0; b < active; ++b)
-        std::memcpy(ifgo + b * G, bias_hh.data(), sizeof(real) * G);
-    if (active > 0) kernels::product_x_wt(weight_hh.node(), active, h.data(), 1, ifgo);
+    hidden_gates(weight_hh, bias_hh, h, active, ifgo);  // h W_hhᵀ + b_hh
 
     Tensor out = make_result({2, B, H});  // [0] = h', [1] = c'
     real* const h_out = out.data();
@@ -100,71 +160,7 @@ Tensor fused_cell(const char* op, const Tensor& gates, CellDims d, const Tensor&
 
     std::vector<Tensor> inputs{gates, h, c, weight_hh, bias_hh};
     if (step_mask.defined()) inputs.push_back(step_mask);
-    // backward, with (gh, gc) = (dh', dc') and m the step mask (1 without one); per element:
-    //   dc_new = m gc + m gh o (1 − tanh²(c'))    (what reaches the unmasked c', both paths)
-    //   do = m gh tanh(c')     da_o = do o (1 − o)
-    //   di = dc_new g          da_i = di i (1 − i)
-    //   df = dc_new c          da_f = df f (1 − f)
-    //   dg = dc_new i          da_g = dg (1 − g²)
-    //   d gi += da,   d gh = da          (da = [da_i | da_f | da_g | da_o])
-    //   dc += dc_new f + (1 − m) gc
-    //   dh += (1 − m) gh  +  da W_hh     (the last term: one gemm)
-    //   dW_hh += daᵀ h                    (one gemm)
-    //   db_hh += Σ_b da
-    if (record(out, op, inputs, [d](Node& out) {
-            const int64_t B = d.B, H = d.H, G = 4 * H, active = d.active;
-            const int64_t gate_row_stride = d.T * G, gate_offset = d.t * G;
-            const real* const gh_all = out.grad.data();
-            const real* const gc_all = gh_all + B * H;
-            const real* const c_all = out.parent(2).data;
-            const real* const mask = out.parents.size() > 5 ? out.parent(5).data : nullptr;
-            const real* const ifgo = out.saved.data();
-            const real* const tanh_c_all = ifgo + B * G;
-            real* const d_gates = parent_grad(out, 0);
-            real* const dh_all = parent_grad(out, 1);
-            real* const dc_all = parent_grad(out, 2);
-            real* const d_bias_hh = parent_grad(out, 4);
-
-            Buffer da_buffer(size_t(active * G));
-            real* const da_all = da_buffer.data();
-            for (int64_t b = 0; b < active; ++b) {
-                const real m = mask ? mask[b] : real(1);
-                const real *i = ifgo + b * G, *f = i + H, *g = i + 2 * H, *o = i + 3 * H;
-                const real *tanh_c = tanh_c_all + b * H, *c = c_all + b * H;
-                const real *gh = gh_all + b * H, *gc = gc_all + b * H;
-                real* da_i = da_all + b * G;
-                real *da_f = da_i + H, *da_g = da_i + 2 * H, *da_o = da_i + 3 * H;
-                real* dc = dc_all ? dc_all + b * H : nullptr;
-                for (int64_t j = 0; j < H; ++j) {
-                    const real gh_new = m * gh[j];
-                    const real dc_new = m * gc[j] + gh_new * o[j] * (1 - tanh_c[j] * tanh_c[j]);
-                    da_o[j] = gh_new * tanh_c[j] * o[j] * (1 - o[j]);
-                    da_i[j] = dc_new * g[j] * i[j] * (1 - i[j]);
-                    da_f[j] = dc_new * c[j] * f[j] * (1 - f[j]);
-                    da_g[j] = dc_new * i[j] * (1 - g[j] * g[j]);
-                    if (dc) dc[j] += dc_new * f[j] + (1 - m) * gc[j];
-                }
-                if (d_gates) {
-                    real* dgi = d_gates + b * gate_row_stride + gate_offset;
-                    for (int64_t j = 0; j < G; ++j) dgi[j] += da_i[j];
-                }
-                if (dh_all && mask) {
-                    real* dh = dh_all + b * H;
-                    for (int64_t j = 0; j < H; ++j) dh[j] += (1 - m) * gh[j];
-                }
-            }
-            // finished rows: h' = h and c' = c, so dh += gh and dc += gc
-            if (dh_all)
-                for (int64_t k = active * H; k < B * H; ++k) dh_all[k] += gh_all[k];
-            if (dc_all)
-                for (int64_t k = active * H; k < B * H; ++k) dc_all[k] += gc_all[k];
-            if (active == 0) return;
-            if (dh_all) kernels::product_dy_w(out.parent(3), active, da_all, dh_all);  // da W_hh
-            kernels::accumulate_weight_grad(out, 3, 1, da_all, active);  // dW_hh += daᵀ h
-            if (d_bias_hh)
-                for (int64_t b = 0; b < active; ++b)
-                    for (int64_t j = 0; j < G; ++j) d_bias_hh[j] += da_all[b * G + j];
-        }))
+    if (record(out, op, inputs, [d](Node& out) { fused_cell_backward(out, d); }))
         out.node().saved = std::move(saved);
     return out;
 }

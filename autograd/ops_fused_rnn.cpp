@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "seqgrad/autograd/cell_check.h"
+#include "seqgrad/autograd/fused_cell.h"
 #include "seqgrad/autograd/fused_rnn.h"
 #include "seqgrad/autograd/kernels.h"
 #include "seqgrad/autograd/ops.h"
@@ -48,10 +48,8 @@ Tensor fused_cell(const char* op, const Tensor& gates, CellDims d, const Tensor&
     const int64_t gate_row_stride = d.T * H, gate_offset = d.t * H;
 
     Buffer saved(size_t(B * H));
-    real* const u_all = saved.data();  // [B,H]: h W_hhᵀ + b_hh, then u
-    for (int64_t b = 0; b < active; ++b)
-        std::memcpy(u_all + b * H, bias_hh.data(), sizeof(real) * H);
-    if (active > 0) kernels::product_x_wt(weight_hh.node(), active, h.data(), 1, u_all);
+    real* const u_all = saved.data();                    // [B,H]: h W_hhᵀ + b_hh, then u
+    hidden_gates(weight_hh, bias_hh, h, active, u_all);  // h W_hhᵀ + b_hh
 
     Tensor out = make_result({B, H});
     std::memcpy(out.data() + active * H, h.data() + active * H, sizeof(real) * (B - active) * H);
@@ -83,7 +81,6 @@ Tensor fused_cell(const char* op, const Tensor& gates, CellDims d, const Tensor&
             const real* const u_all = out.saved.data();
             real* const d_gates = parent_grad(out, 0);
             real* const dh_all = parent_grad(out, 1);
-            real* const d_bias_hh = parent_grad(out, 3);
 
             Buffer da_buffer(size_t(active * H));
             real* const da_all = da_buffer.data();
@@ -103,12 +100,8 @@ Tensor fused_cell(const char* op, const Tensor& gates, CellDims d, const Tensor&
             }
             if (dh_all)  // finished rows: h' = h, so dh += g
                 for (int64_t k = active * H; k < B * H; ++k) dh_all[k] += g_all[k];
-            if (active == 0) return;
-            if (dh_all) kernels::product_dy_w(out.parent(2), active, da_all, dh_all);  // da W_hh
-            kernels::accumulate_weight_grad(out, 2, 1, da_all, active);  // dW_hh += daᵀ h
-            if (d_bias_hh)
-                for (int64_t b = 0; b < active; ++b)
-                    for (int64_t j = 0; j < H; ++j) d_bias_hh[j] += da_all[b * H + j];
+            // dh += da W_hh,  dW_hh += daᵀ h,  db_hh += Σ da
+            hidden_gates_backward(out, 1, 2, 3, da_all, active, dh_all);
         }))
         out.node().saved = std::move(saved);
     return out;

@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <numeric>
 
 #include "seqgrad/autograd/fused_gru.h"
@@ -21,45 +20,46 @@ namespace seqgrad {
 
 // ---- cell types ----------------------------------------------------------------------------
 
+namespace {
+
+struct CellInfo {
+    CellType type;
+    const char* name;        // in configs: "lstm"
+    const char* layer_name;  // in errors: "LSTM"
+    int64_t gates;           // per hidden unit
+};
+const CellInfo kCells[] = {{CellType::rnn, "rnn", "RNN", 1},
+                           {CellType::gru, "gru", "GRU", 3},
+                           {CellType::lstm, "lstm", "LSTM", 4}};
+
+const CellInfo& info(CellType type) {
+    for (const CellInfo& c : kCells)
+        if (c.type == type) return c;
+    throw Error(fmt::format("not a CellType: {}", int(type)));
+}
+
+}  // namespace
+
 CellType parse_cell_type(const std::string& name) {
-    for (CellType type : {CellType::rnn, CellType::gru, CellType::lstm})
-        if (name == cell_type_name(type)) return type;
+    for (const CellInfo& c : kCells)
+        if (name == c.name) return c.type;
     throw Error(
         fmt::format("unknown cell type '{}' (expected \"rnn\", \"gru\" or \"lstm\")", name));
 }
 
 const char* cell_type_name(CellType type) {
-    switch (type) {
-        case CellType::rnn:
-            return "rnn";
-        case CellType::gru:
-            return "gru";
-        case CellType::lstm:
-            return "lstm";
-    }
-    throw Error("cell_type_name: not a CellType");
+    return info(type).name;
+}
+
+const char* cell_layer_name(CellType type) {
+    return info(type).layer_name;
 }
 
 int64_t cell_gate_count(CellType type) {
-    switch (type) {
-        case CellType::rnn:
-            return 1;
-        case CellType::gru:
-            return 3;
-        case CellType::lstm:
-            return 4;
-    }
-    throw Error("cell_gate_count: not a CellType");
+    return info(type).gates;
 }
 
 namespace {
-
-// "GRU", "LSTM", "RNN": the names of the layers, for errors
-std::string upper_name(CellType type) {
-    std::string s = cell_type_name(type);
-    for (char& ch : s) ch = char(std::toupper(static_cast<unsigned char>(ch)));
-    return s;
-}
 
 // The fused switch of each cell (SEQGRAD_DISABLE=fused_gru, ...)
 bool fused_by_default(CellType type) {
@@ -124,7 +124,7 @@ RecurrentCell::RecurrentCell(CellType type, int64_t input_size, int64_t hidden_s
     : use_fused(fused_by_default(type)), type_(type) {
     if (input_size < 1 || hidden_size < 1)
         throw Error(fmt::format("{}Cell: input_size {} and hidden_size {} must be >= 1",
-                                upper_name(type), input_size, hidden_size));
+                                cell_layer_name(type), input_size, hidden_size));
     const int64_t H = hidden_size, G = cell_gate_count(type) * H;
     weight_ih = register_parameter("weight_ih", Tensor::empty({G, input_size}));
     weight_hh = register_parameter("weight_hh", Tensor::empty({G, H}));
@@ -134,7 +134,7 @@ RecurrentCell::RecurrentCell(CellType type, int64_t input_size, int64_t hidden_s
 }
 
 std::string RecurrentCell::describe() const {
-    return fmt::format("{}Cell({} -> {})", upper_name(type_), input_size(), hidden_size());
+    return fmt::format("{}Cell({} -> {})", cell_layer_name(type_), input_size(), hidden_size());
 }
 
 RecurrentState RecurrentCell::zero_state(int64_t batch) const {
@@ -186,10 +186,10 @@ Recurrent::Recurrent(CellType type, int64_t input_size, int64_t hidden_size, int
     if (input_size < 1 || hidden_size < 1 || num_layers < 1)
         throw Error(
             fmt::format("{}: input_size {}, hidden_size {} and num_layers {} must all be >= 1",
-                        upper_name(type), input_size, hidden_size, num_layers));
+                        cell_layer_name(type), input_size, hidden_size, num_layers));
     if (!(dropout_between_layers >= 0 && dropout_between_layers < 1))
         throw Error(fmt::format("{}: dropout_between_layers must be in [0, 1), got {}",
-                                upper_name(type), dropout_between_layers));
+                                cell_layer_name(type), dropout_between_layers));
     const int64_t H = hidden_size, G = cell_gate_count(type) * H;
     for (int layer = 0; layer < num_layers; ++layer)
         for (int dir = 0; dir < directions_; ++dir) {
@@ -209,26 +209,20 @@ Recurrent::Recurrent(CellType type, int64_t input_size, int64_t hidden_size, int
 const Recurrent::Weights& Recurrent::weights(int layer, int direction) const {
     if (layer < 0 || layer >= num_layers_ || direction < 0 || direction >= directions_)
         throw Error(fmt::format("{}::weights: no layer {} direction {} ({} layers, {} directions)",
-                                upper_name(type_), layer, direction, num_layers_, directions_));
+                                cell_layer_name(type_), layer, direction, num_layers_,
+                                directions_));
     return weights_[size_t(layer * directions_ + direction)];
 }
 
 std::string Recurrent::describe() const {
-    return fmt::format("{}(input {}, hidden {}, {} layer{}{})", upper_name(type_), input_size_,
+    return fmt::format("{}(input {}, hidden {}, {} layer{}{})", cell_layer_name(type_), input_size_,
                        hidden_size_, num_layers_, num_layers_ > 1 ? "s" : "",
                        directions_ == 2 ? ", bidirectional" : "");
 }
 
-// inputs [B,T,in], lengths [B], h0, c0 [L*D,B,H] -> outputs [B,T,D*H], final states [L*D,B,H]
-//
-// For each layer and direction:
-//   gates = inputs W_ihᵀ + b_ih            [B,T,G]  one product for all steps (fused path)
-//   for t = 0..T-1 (reverse: T-1..0):     state = cell step t (state, mask_t)
-// with mask_t[b] = (t < lengths[b]): a step past a sequence's end carries its state unchanged,
-// so the forward direction ends at each sequence's last token and the reverse direction, which
-// starts from h0 at t = T-1, really starts at t = lengths[b]-1. One graph node per step.
-RecurrentOutput Recurrent::forward(const Tensor& inputs, const std::vector<int32_t>& lengths,
-                                   const Tensor& h0, const Tensor& c0) const {
+// inputs [B,T,in], lengths [B] in 1..T, h0 and c0 (LSTM only) [L*D,B,H] or undefined
+void Recurrent::check_forward(const Tensor& inputs, const std::vector<int32_t>& lengths,
+                              const Tensor& h0, const Tensor& c0) const {
     const int64_t H = hidden_size_, D = directions_, L = num_layers_;
     const bool lstm = type_ == CellType::lstm;
     if (!inputs.defined() || inputs.rank() != 3 || inputs.size(2) != input_size_ ||
@@ -252,9 +246,25 @@ RecurrentOutput Recurrent::forward(const Tensor& inputs, const std::vector<int32
     if (c0.defined() && c0.shape() != Shape{L * D, B, H})
         throw Error(fmt::format("{}: c0 {} must be [layers*directions, B, H] = [{},{},{}]",
                                 describe(), c0.shape().str(), L * D, B, H));
+}
+
+// inputs [B,T,in], lengths [B], h0, c0 [L*D,B,H] -> outputs [B,T,D*H], final states [L*D,B,H]
+//
+// For each layer and direction:
+//   gates = inputs W_ihᵀ + b_ih            [B,T,G]  one product for all steps (fused path)
+//   for t = 0..T-1 (reverse: T-1..0):     state = cell step t (state, mask_t)
+// with mask_t[b] = (t < lengths[b]): a step past a sequence's end carries its state unchanged,
+// so the forward direction ends at each sequence's last token and the reverse direction, which
+// starts from h0 at t = T-1, really starts at t = lengths[b]-1. One graph node per step.
+RecurrentOutput Recurrent::forward(const Tensor& inputs, const std::vector<int32_t>& lengths,
+                                   const Tensor& h0, const Tensor& c0) const {
+    check_forward(inputs, lengths, h0, c0);
+    const int64_t H = hidden_size_, D = directions_, L = num_layers_;
+    const int64_t B = inputs.size(0), T = inputs.size(1);
+    const bool lstm = type_ == CellType::lstm;
 
     // The fused cell computes only the rows before the first sequence that has ended (see
-    // autograd/cell_check.h): with lengths in decreasing order the ended sequences are the
+    // autograd/fused_cell.h): with lengths in decreasing order the ended sequences are the
     // tail of the batch at every step, so a step costs what its running sequences cost instead
     // of what the longest one does (docs/performance.md, "shrinking the batch"). A batch in
     // another order is sorted here — one row gather in, one per result out — and the results

@@ -29,7 +29,8 @@ enum class CellType { rnn, gru, lstm };
 
 // "rnn" | "gru" | "lstm"; anything else is an Error naming it and the known names.
 CellType parse_cell_type(const std::string& name);
-const char* cell_type_name(CellType type);  // "rnn", "gru", "lstm"
+const char* cell_type_name(CellType type);   // "rnn", "gru", "lstm"
+const char* cell_layer_name(CellType type);  // "RNN", "GRU", "LSTM": the layers' names
 // Gates per hidden unit, the G/H of the weights: rnn 1, gru 3, lstm 4.
 int64_t cell_gate_count(CellType type);
 
@@ -152,6 +153,9 @@ class Recurrent : public Module {
     RecurrentOutput forward_sorted_by_length(const Tensor& inputs,
                                              const std::vector<int32_t>& lengths, const Tensor& h0,
                                              const Tensor& c0) const;
+    // Errors naming the layer and the shapes for inputs forward cannot run
+    void check_forward(const Tensor& inputs, const std::vector<int32_t>& lengths, const Tensor& h0,
+                       const Tensor& c0) const;
     // "GRU(input 2, hidden 3, 2 layers, bidirectional)", for errors
     std::string describe() const;
 

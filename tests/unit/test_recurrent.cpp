@@ -7,6 +7,7 @@
 #include "recurrent_util.h"
 #include "seqgrad/autograd/fused_lstm.h"
 #include "seqgrad/autograd/fused_rnn.h"
+#include "seqgrad/autograd/kernels.h"
 #include "seqgrad/layers/gru.h"
 #include "seqgrad/layers/lstm.h"
 #include "seqgrad/layers/rnn.h"
@@ -33,6 +34,7 @@ TEST_CASE("cell types: names, gate counts, unknown names") {
     for (CellType type : {CellType::rnn, CellType::gru, CellType::lstm})
         CHECK(parse_cell_type(cell_type_name(type)) == type);
     CHECK(std::string(cell_type_name(CellType::lstm)) == "lstm");
+    CHECK(std::string(cell_layer_name(CellType::rnn)) == "RNN");
     CHECK(cell_gate_count(CellType::rnn) == 1);
     CHECK(cell_gate_count(CellType::gru) == 3);
     CHECK(cell_gate_count(CellType::lstm) == 4);
@@ -177,6 +179,48 @@ TEST_CASE(
         }
 }
 
+TEST_CASE(
+    "a cell stepped by hand, as a decoder does: the SharedOverStepsScope of step_weights() "
+    "gives the unshared loop's gradients, with rows dropping out as in a sorted batch") {
+    const int64_t T = 4, B = 3, I = 2, H = 3;
+    const std::vector<int64_t> rows_at{3, 3, 2, 1};
+    for (CellType type : {CellType::rnn, CellType::gru, CellType::lstm}) {
+        CAPTURE(cell_type_name(type));
+        const bool lstm = type == CellType::lstm;
+        Rng rng(80);
+        auto cell = make_cell(type, I, H, rng);
+        Tensor xs = random_tensor({T, B, I}, 81);
+        // Σ_t (t + 1) Σ h_t (+ the same of c_t), each step on the first rows_at[t] rows
+        auto loss = [&](const std::vector<Tensor>& in, bool share) {
+            std::unique_ptr<kernels::SharedOverStepsScope> scope;
+            if (share)
+                scope = std::make_unique<kernels::SharedOverStepsScope>(cell->step_weights());
+            RecurrentState s = cell->zero_state(B);
+            Tensor total = Tensor::scalar(0);
+            for (int64_t t = 0; t < T; ++t) {
+                const int64_t n = rows_at[size_t(t)];
+                Tensor x_t = slice(reshape(slice(in[0], 0, t, t + 1), {B, I}), 0, 0, n);
+                s = cell->step(x_t, {slice(s.h, 0, 0, n), lstm ? slice(s.c, 0, 0, n) : Tensor()});
+                total = total + sum(s.h * real(t + 1));
+                if (lstm) total = total + sum(s.c * real(t + 1));
+            }
+            return total;
+        };
+        std::vector<Tensor> leaves = with_parameters({xs}, *cell);
+        expect_gradcheck([&](auto& in) { return loss(in, true); }, leaves);
+        auto gradients = [&](bool share) {
+            for (Tensor& t : leaves) t.zero_grad();
+            loss(leaves, share).backward();
+            std::vector<Tensor> g;
+            for (const Tensor& t : leaves) g.push_back(t.grad());
+            return g;
+        };
+        const auto shared = gradients(true), per_step = gradients(false);
+        for (size_t i = 0; i < leaves.size(); ++i)
+            CHECK(max_abs_diff(shared[i], per_step[i]) <= 1e-12);
+    }
+}
+
 // ---- layers ----------------------------------------------------------------------------------
 
 TEST_CASE("RNN, LSTM: PyTorch's parameter names, order and shapes (2 layers, bidirectional)") {
@@ -275,6 +319,42 @@ TEST_CASE(
                 CHECK(max_abs_diff(fused[i], composed[i]) <= 1e-12);
             }
         }
+}
+
+TEST_CASE(
+    "every cell: step_states keep their gradients (retain_grad), fused == composed, as a "
+    "gradient-flow study reads them") {
+    const int64_t B = 2, T = 5, I = 2, H = 3;
+    for (CellType type : {CellType::rnn, CellType::gru, CellType::lstm}) {
+        CAPTURE(cell_type_name(type));
+        Rng rng(90);
+        auto layer = make_recurrent(type, I, H, 1, false, 0, rng);
+        layer->sort_by_length = false;  // the recurrence's own tensors (see RecurrentOutput)
+        Tensor x = random_tensor({B, T, I}, 91);
+        Tensor w = random_tensor({1, B, H}, 92, false);
+        auto run = [&](bool fused) {
+            layer->use_fused = fused;
+            RecurrentOutput out = layer->forward(x, {5, 3});
+            for (Tensor& s : out.step_states) s.retain_grad();
+            sum(out.final_hidden * w).backward();
+            std::vector<Tensor> grads;
+            for (const Tensor& s : out.step_states) grads.push_back(s.grad());
+            return grads;
+        };
+        const std::vector<Tensor> fused = run(true), composed = run(false);
+        REQUIRE(fused.size() == size_t(T));
+        for (size_t t = 0; t < fused.size(); ++t) {
+            CAPTURE(t);
+            CHECK(max_abs_diff(fused[t], composed[t]) <= 1e-12);
+        }
+        // the loss reads the last state of each sequence directly: dL/dh there is w's row
+        CHECK(fused[4].data()[0] == w.data()[0]);  // sequence 0 ends at t = 4
+        CHECK(fused[2].data()[H] == w.data()[H]);  // sequence 1 ends at t = 2 and carries on
+        // and the gradient reaches the first step, through the recurrence
+        double first = 0;
+        for (int64_t j = 0; j < B * H; ++j) first += std::fabs(fused[0].data()[j]);
+        CHECK(first > 0);
+    }
 }
 
 TEST_CASE("RNN, LSTM: a padded batch == each sequence alone (outputs and final states)") {

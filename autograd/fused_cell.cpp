@@ -1,9 +1,12 @@
-// Shape checks of the fused recurrent cells (autograd/cell_check.h).
-#include "seqgrad/autograd/cell_check.h"
+// What the fused recurrent cells share (autograd/fused_cell.h).
+#include "seqgrad/autograd/fused_cell.h"
 
 #include <fmt/format.h>
 
+#include <cstring>
 #include <string>
+
+#include "seqgrad/autograd/kernels.h"
 
 namespace seqgrad {
 
@@ -56,6 +59,26 @@ CellDims check_cell(const char* op, int64_t gates, const Tensor& input_gates, bo
 void check_cell_state(const char* op, const Tensor& h, const Tensor& c) {
     if (!c.defined() || !h.defined() || c.shape() != h.shape())
         throw Error(fmt::format("{}: c {} must be [B,H] like h {}", op, str(c), str(h)));
+}
+
+// gh = h W_hhᵀ + b_hh  (rows 0 .. rows-1)
+void hidden_gates(const Tensor& weight_hh, const Tensor& bias_hh, const Tensor& h, int64_t rows,
+                  real* gh) {
+    const int64_t G = weight_hh.size(0);
+    for (int64_t b = 0; b < rows; ++b) std::memcpy(gh + b * G, bias_hh.data(), sizeof(real) * G);
+    if (rows > 0) kernels::product_x_wt(weight_hh.node(), rows, h.data(), 1, gh);
+}
+
+// dh += d gh W_hh,  dW_hh += d ghᵀ h,  db_hh += Σ d gh
+void hidden_gates_backward(Node& out, size_t h, size_t weight_hh, size_t bias_hh, const real* d_gh,
+                           int64_t rows, real* dh) {
+    if (rows == 0) return;
+    const int64_t G = out.parent(weight_hh).shape[0];
+    if (dh) kernels::product_dy_w(out.parent(weight_hh), rows, d_gh, dh);
+    kernels::accumulate_weight_grad(out, weight_hh, h, d_gh, rows);
+    if (real* d_bias = parent_grad(out, bias_hh))
+        for (int64_t b = 0; b < rows; ++b)
+            for (int64_t j = 0; j < G; ++j) d_bias[j] += d_gh[b * G + j];
 }
 
 }  // namespace seqgrad

@@ -1,6 +1,6 @@
-// The shape checks shared by the fused recurrent cells (gru_cell, lstm_cell, rnn_cell and their
-// _step forms), and what they tell the cell: the batch, the hidden size, the step read and how
-// many rows are still running.
+// What the fused recurrent cells (gru_cell, lstm_cell, rnn_cell and their _step forms) share:
+// the shape checks, which tell the cell the batch, the hidden size, the step read and how many
+// rows are still running; and the hidden product gh = h W_hhᵀ + b_hh with its backward.
 #pragma once
 
 #include <cstdint>
@@ -30,5 +30,16 @@ CellDims check_cell(const char* op, int64_t gates, const Tensor& input_gates, bo
 
 // Checks that c (the LSTM's cell state) is [B,H] like h.
 void check_cell_state(const char* op, const Tensor& h, const Tensor& c);
+
+// gh [rows, G] = h W_hhᵀ + b_hh over the first `rows` rows of h [B,H], with weight_hh [G,H] the
+// weight in use (kernels::weight_in_use: shared over the steps of a recurrence).
+void hidden_gates(const Tensor& weight_hh, const Tensor& bias_hh, const Tensor& h, int64_t rows,
+                  real* gh);
+// Its backward, inside the backward of `out`, whose parents `h`, `weight_hh` and `bias_hh` are at
+// those indices; d_gh [rows, G]:
+//   dh [rows, H] += d gh W_hh   (dh = nullptr: h needs no gradient)
+//   dW_hh += d ghᵀ h,   db_hh += Σ_rows d gh
+void hidden_gates_backward(Node& out, size_t h, size_t weight_hh, size_t bias_hh, const real* d_gh,
+                           int64_t rows, real* dh);
 
 }  // namespace seqgrad

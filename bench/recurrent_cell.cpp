@@ -1,8 +1,10 @@
-// bench/gru_cell: the fused GRU cell against its composed twin (float; batch 32, input 256,
-// H = 256 by default): forward + backward, and forward alone under NoGradGuard (decoding);
-// then a whole GRU encoder layer over a padded batch [B, T, in] run with each cell.
+// bench/recurrent_cell: a fused recurrent cell against its composed twin (float; the GRU by
+// default, or --cell lstm / rnn; batch 32, input 256, H = 256 by default): forward + backward, and
+// forward alone under NoGradGuard (decoding); then a whole encoder layer of that cell over a
+// padded batch [B, T, in] run with each form.
 //
-// Usage: gru_cell [--batch B] [--hidden H] [--steps T] [--reps N] [--threads N]
+// Usage: recurrent_cell [--cell gru|lstm|rnn] [--batch B] [--hidden H] [--steps T] [--reps N]
+//                       [--threads N]
 //
 // One repetition = forward, then backward from a fixed upstream gradient (gradients
 // accumulate; zeroing them is not timed). Each figure is the median over N repetitions after
@@ -24,7 +26,7 @@
 
 #include "seqgrad/autograd/gemm.h"
 #include "seqgrad/autograd/ops.h"
-#include "seqgrad/layers/gru.h"
+#include "seqgrad/layers/recurrent.h"
 
 using namespace seqgrad;
 
@@ -82,14 +84,22 @@ void print_pair(const char* what, Timing fused, Timing composed) {
 int main(int argc, char** argv) {
     int64_t B = 32, H = 256, T = 12;
     int reps = 500, threads = 1;
+    CellType type = CellType::gru;
     if (argc % 2 == 0) {
-        fmt::print(stderr, "gru_cell: option {} needs a value\n", argv[argc - 1]);
+        fmt::print(stderr, "recurrent_cell: option {} needs a value\n", argv[argc - 1]);
         return 2;
     }
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string key = argv[i];
         const long value = std::atol(argv[i + 1]);
-        if (key == "--batch") {
+        if (key == "--cell") {
+            try {
+                type = parse_cell_type(argv[i + 1]);
+            } catch (const Error& e) {
+                fmt::print(stderr, "recurrent_cell: --cell: {}\n", e.what());
+                return 2;
+            }
+        } else if (key == "--batch") {
             B = value;
         } else if (key == "--hidden") {
             H = value;
@@ -100,61 +110,68 @@ int main(int argc, char** argv) {
         } else if (key == "--threads") {
             threads = int(value);
         } else {
-            fmt::print(stderr, "gru_cell: unknown option {} (see the comment at the top)\n", key);
+            fmt::print(stderr, "recurrent_cell: unknown option {} (see the comment at the top)\n",
+                       key);
             return 2;
         }
     }
     if (B < 1 || H < 1 || T < 1 || reps < 1 || threads < 1) {
-        fmt::print(stderr, "gru_cell: every option must be >= 1\n");
+        fmt::print(stderr, "recurrent_cell: every option must be >= 1\n");
         return 2;
     }
     set_blas_threads(threads);
     const int64_t I = H;  // input size = hidden size, as in the E = H = 256 configs
     Rng rng(1);
 
-    // ---- one cell step: x [B,I], h [B,H] -> h' [B,H], backward to every input and weight
-    GRUCell cell(I, H, rng);
+    // ---- one cell step: x [B,I], state [B,H] -> state' [B,H], backward from h' to every input
+    // and weight (for the LSTM, through c' too)
+    auto cell = make_cell(type, I, H, rng);
     Tensor x = random_tensor({B, I}, rng, true), h = random_tensor({B, H}, rng, true);
+    Tensor c = random_tensor({B, H}, rng, type == CellType::lstm);
+    const RecurrentState state{h, type == CellType::lstm ? c : Tensor()};
     Tensor upstream = random_tensor({B, H}, rng, false);
+    auto step = [&](bool fused) {
+        cell->use_fused = fused;
+        return cell->step(x, state);
+    };
     auto [cell_fused, cell_composed] = interleaved_medians(
-        reps, [&] { cell.forward(x, h).backward(upstream); },
-        [&] { cell.forward_composed(x, h).backward(upstream); });
+        reps, [&] { step(true).h.backward(upstream); }, [&] { step(false).h.backward(upstream); });
     auto [forward_fused, forward_composed] = interleaved_medians(
         reps,
         [&] {
             NoGradGuard no_grad;
-            cell.forward(x, h);
+            step(true);
         },
         [&] {
             NoGradGuard no_grad;
-            cell.forward_composed(x, h);
+            step(false);
         });
     double max_difference = 0;  // the same function: float rounding and activations aside
     {
         NoGradGuard no_grad;
-        Tensor a = cell.forward(x, h), b = cell.forward_composed(x, h);
+        Tensor a = step(true).h, b = step(false).h;
         for (int64_t i = 0; i < a.numel(); ++i)
             max_difference = std::max(max_difference, double(std::fabs(a.data()[i] - b.data()[i])));
     }
 
-    // ---- a GRU layer over a padded batch [B,T,I], lengths T, T-1, T-2, T-3, T, ... (>= 1)
-    GRU gru(I, H, 1, false, 0, rng);
+    // ---- a layer over a padded batch [B,T,I], lengths T, T-1, T-2, T-3, T, ... (>= 1)
+    auto layer = make_recurrent(type, I, H, 1, false, 0, rng);
     Tensor inputs = random_tensor({B, T, I}, rng, true);
     std::vector<int32_t> lengths(static_cast<size_t>(B));
     for (int64_t b = 0; b < B; ++b) lengths[size_t(b)] = int32_t(std::max<int64_t>(1, T - b % 4));
     Tensor out_grad = random_tensor({B, T, H}, rng, false);
     auto layer_step = [&](bool fused) {
-        gru.use_fused = fused;
-        gru.forward(inputs, lengths).outputs.backward(out_grad);
+        layer->use_fused = fused;
+        layer->forward(inputs, lengths).outputs.backward(out_grad);
     };
     const int layer_reps = std::max(10, reps / 10);
     auto [layer_fused, layer_composed] = interleaved_medians(
         layer_reps, [&] { layer_step(true); }, [&] { layer_step(false); });
 
     fmt::print(
-        "GRU cell, float, batch {}, input {}, hidden {}, {} BLAS thread(s); medians of {} reps "
+        "{} cell, float, batch {}, input {}, hidden {}, {} BLAS thread(s); medians of {} reps "
         "({} for the layer)\n\n",
-        B, I, H, threads, reps, layer_reps);
+        cell_type_name(type), B, I, H, threads, reps, layer_reps);
     fmt::print(
         "| {:<34} | fused ms | comp. ms | ratio  | fused ms | comp. ms | ratio  |\n"
         "| {:<34} | (cpu)    | (cpu)    | (cpu)  | (wall)   | (wall)   | (wall) |\n"
@@ -162,23 +179,24 @@ int main(int argc, char** argv) {
         "", "", "", "", "", "", "", "", "");
     print_pair("cell forward + backward", cell_fused, cell_composed);
     print_pair("cell forward (no grad)", forward_fused, forward_composed);
-    print_pair(fmt::format("GRU layer T={} fwd + bwd", T).c_str(), layer_fused, layer_composed);
+    print_pair(fmt::format("layer T={} fwd + bwd", T).c_str(), layer_fused, layer_composed);
     // the products of a cell step: 2 forward (x W_ihᵀ, h W_hhᵀ), 4 backward (dx, dW_ih, dh,
-    // dW_hh), each 2·B·3H·(I or H) flop
-    const double cell_gflop = 2.0 * double(B * 3 * H * (I + H)) * 3 / 1e9;
+    // dW_hh), each 2·B·G·(I or H) flop with G = gates·H
+    const double cell_gflop = 2.0 * double(B * cell_gate_count(type) * H * (I + H)) * 3 / 1e9;
     fmt::print(
         "\nfused cell forward + backward: {:.1f} GFLOP/s counting only its products (cpu time); "
         "max |fused - composed| = {:.2g}\n",
         cell_gflop / (cell_fused.cpu_ms / 1e3), max_difference);
     fmt::print(
-        "{{\"impl\":\"seqgrad\",\"bench\":\"gru_cell\",\"batch\":{},\"hidden\":{},\"threads\":{},"
+        "{{\"impl\":\"seqgrad\",\"bench\":\"recurrent_cell\",\"cell\":\"{}\",\"batch\":{},"
+        "\"hidden\":{},\"threads\":{},"
         "\"cell_fused_cpu_ms\":{:.4f},\"cell_composed_cpu_ms\":{:.4f},\"cell_fused_wall_ms\":{:.4f}"
         ","
         "\"cell_composed_wall_ms\":{:.4f},\"forward_fused_cpu_ms\":{:.4f},"
         "\"forward_composed_cpu_ms\":{:.4f},\"steps\":{},\"layer_fused_cpu_ms\":{:.4f},"
         "\"layer_composed_cpu_ms\":{:.4f}}}\n",
-        B, H, threads, cell_fused.cpu_ms, cell_composed.cpu_ms, cell_fused.wall_ms,
-        cell_composed.wall_ms, forward_fused.cpu_ms, forward_composed.cpu_ms, T, layer_fused.cpu_ms,
-        layer_composed.cpu_ms);
+        cell_type_name(type), B, H, threads, cell_fused.cpu_ms, cell_composed.cpu_ms,
+        cell_fused.wall_ms, cell_composed.wall_ms, forward_fused.cpu_ms, forward_composed.cpu_ms, T,
+        layer_fused.cpu_ms, layer_composed.cpu_ms);
     return 0;
 }
