@@ -71,4 +71,9 @@ class Registry {
 void add_recurrent_ops(Registry& r);
 void add_recurrent_layers(Registry& r);
 
+// Whole Seq2Seq models: every attention kind, every cell (gru, lstm, rnn) and the model options
+// (stacked encoder and decoder, deep output, encoder narrower than the decoder, no key bias):
+// apps/gradcheck_models.cpp.
+void add_models(Registry& r);
+
 }  // namespace seqgrad::gradcheck_suite

@@ -1,6 +1,6 @@
 // The gradient-check suite: see apps/gradcheck_suite.h. How an entry is built:
 // apps/gradcheck_registry.h; the recurrent cells' and layers' entries:
-// apps/gradcheck_recurrent.cpp.
+// apps/gradcheck_recurrent.cpp; whole models: apps/gradcheck_models.cpp.
 #include "apps/gradcheck_suite.h"
 
 #include <chrono>
@@ -15,16 +15,15 @@
 #include "seqgrad/autograd/fused_attention.h"
 #include "seqgrad/autograd/fused_loss.h"
 #include "seqgrad/autograd/ops.h"
-#include "seqgrad/data/batching.h"
 #include "seqgrad/layers/attention.h"
 #include "seqgrad/layers/embedding.h"
 #include "seqgrad/layers/linear.h"
 #include "seqgrad/layers/loss.h"
-#include "seqgrad/models/seq2seq.h"
 
 namespace seqgrad {
 namespace {
 
+using gradcheck_suite::add_models;
 using gradcheck_suite::add_recurrent_layers;
 using gradcheck_suite::add_recurrent_ops;
 using gradcheck_suite::Inputs;
@@ -398,55 +397,6 @@ void add_losses(Registry& r) {
                     return Inputs{random({5, 6}, 74, -3, 3)};
                 });
         }
-}
-
-// ---- whole models ----------------------------------------------------------------------------
-
-// A tiny Seq2Seq: vocabularies of 7 ids (4 reserved + 3 tokens), E = 3, H = 4, attention size
-// 4, a batch of 2 pairs with source lengths {3, 2} and target lengths {3, 2} (EOS included), so
-// padding is in play on both sides. The loss is the model's own forward_loss (teacher forcing);
-// every parameter is checked.
-void add_models(Registry& r) {
-    struct ModelCase {
-        std::string name;
-        std::string attention;
-        bool bidirectional = false;
-        bool input_feeding = false;
-        int layers = 1;
-        double label_smoothing = 0;
-    };
-    const ModelCase models[] = {
-        {"Seq2Seq attention none", "none"},
-        {"Seq2Seq attention bahdanau", "bahdanau"},
-        {"Seq2Seq attention luong_dot", "luong_dot"},
-        {"Seq2Seq attention luong_general", "luong_general"},
-        {"Seq2Seq attention luong_concat", "luong_concat"},
-        {"Seq2Seq bahdanau, bidirectional 2-layer encoder, label smoothing 0.1", "bahdanau", true,
-         false, 2, 0.1},
-        {"Seq2Seq luong_general with input feeding", "luong_general", false, true},
-    };
-    for (const ModelCase& c : models)
-        r.add("model", c.name, [c](const GradcheckOptions& o) {
-            ModelConfig config;
-            config.embedding_size = 3;
-            config.hidden_size = 4;
-            config.attention_size = 4;
-            config.attention = c.attention;
-            config.bidirectional = c.bidirectional;
-            config.encoder_layers = c.layers;
-            config.input_feeding = c.input_feeding;
-            Rng rng(80);
-            Seq2Seq model(config, 7, 7, rng);
-            model.eval();  // no dropout (there is none anyway: dropout 0)
-            // source ids 4..6 (EOS = 2 ends the longer one); targets end with EOS
-            const std::vector<EncodedPair> pairs{{{4, 5, 2}, {6, 4, 2}}, {{6, 4}, {5, 2}}};
-            const Batch batch = make_batch(pairs, {0, 1});
-            return gradcheck(
-                [&](const Inputs&) {
-                    return model.forward_loss(batch, 1.0, c.label_smoothing).loss;
-                },
-                model.parameters(), o);
-        });
 }
 
 }  // namespace

@@ -20,6 +20,7 @@ struct BenchConfig {
     std::string name, attention;
     int E, H, A, B;
     int64_t Vs, Vt;
+    std::string cell = "gru";  // the encoder's and decoder's cell (train_throughput --cell)
 };
 
 inline BenchConfig bench_config(const std::string& name) {
@@ -37,6 +38,7 @@ inline ModelConfig model_config(const BenchConfig& b) {
     m.hidden_size = b.H;
     m.attention_size = b.A;
     m.attention = b.attention;
+    m.cell = b.cell;
     return m;
 }
 
@@ -74,18 +76,19 @@ inline std::vector<Batch> batch_pool(const BenchConfig& c, uint64_t seed, int co
 // product's backward is two products of the same size). Elementwise work is left out.
 inline double training_flops(const BenchConfig& c, const Batch& b) {
     const double E = c.E, H = c.H, A = c.A, V = double(c.Vt);
+    const double G = c.cell == "lstm" ? 4 : c.cell == "rnn" ? 1 : 3;  // gates
     double forward = 0;
     for (int i = 0; i < b.batch_size; ++i) {
         const double S = b.src_lengths[i], T = b.tgt_lengths[i];
-        forward += S * (2 * E * 3 * H + 2 * H * 3 * H);  // encoder GRU
+        forward += S * (2 * E * G * H + 2 * H * G * H);  // encoder
         if (c.attention == "bahdanau") {
             forward += S * 2 * H * A;                              // keys projected once
             forward += T * (2 * H * A + 2 * S * A + 2 * S * H);    // query, scores, context
-            forward += T * (2 * (E + H) * 3 * H + 2 * H * 3 * H);  // decoder GRU
+            forward += T * (2 * (E + H) * G * H + 2 * H * G * H);  // decoder cell
         } else {
             forward += S * 2 * H * H;                                // W_a keys once
             forward += T * (2 * S * H + 2 * S * H + 2 * 2 * H * H);  // scores, context, W_c
-            forward += T * (2 * E * 3 * H + 2 * H * 3 * H);
+            forward += T * (2 * E * G * H + 2 * H * G * H);
         }
         forward += T * 2 * H * V;  // output projection
     }

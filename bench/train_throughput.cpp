@@ -2,8 +2,9 @@
 // on the synthetic data of bench/torch_baseline.py. Prints one JSON line:
 //   {"impl":"seqgrad","bench":"train","config":"a","threads":1,"ms_per_step":..,
 //    "tokens_per_s":..,"gflops":..,"peak_rss_mb":..}
-// usage: train_throughput --config a|b|c|d|e [--threads N] [--seconds S] [--batch B]
-//                         [--target-len L]   (fixed target length, for the cost-growth table)
+// usage: train_throughput --config a|b|c|d|e [--cell gru|lstm|rnn] [--threads N] [--seconds S]
+//                         [--batch B] [--target-len L]   (fixed target length, for the
+//                         cost-growth table)
 #include <fmt/format.h>
 #include <chrono>
 
@@ -23,8 +24,11 @@ using namespace seqgrad;
 
 int main(int argc, char** argv) {
     Args args(std::vector<std::string>(argv + 1, argv + argc),
-              {"config", "threads", "seconds", "batch", "target-len", "seed", "parallel"}, {});
+              {"config", "cell", "threads", "seconds", "batch", "target-len", "seed", "parallel"},
+              {});
     bench::BenchConfig c = bench::bench_config(args.get("config", "a"));
+    c.cell = args.get("cell", "gru");
+    parse_cell_type(c.cell);  // an unknown cell is an error naming it
     const int threads = args.get_int("threads", 1);
     const double seconds = args.get_double("seconds", 10);
     const int target_len = args.get_int("target-len", 0);
@@ -98,6 +102,7 @@ int main(int argc, char** argv) {
         {"impl", "seqgrad"},
         {"bench", "train"},
         {"config", c.name},
+        {"cell", c.cell},
         {"threads", threads},
         {"parallel", data_parallel ? "data" : "blas"},
         {"batch", c.B},

@@ -126,7 +126,13 @@ TEST_CASE("the suite has unique names and covers every op, layer and attention k
                              "model/Seq2Seq attention bahdanau",
                              "model/Seq2Seq attention luong_dot",
                              "model/Seq2Seq attention luong_general",
-                             "model/Seq2Seq attention luong_concat"}) {
+                             "model/Seq2Seq attention luong_concat",
+                             "model/Seq2Seq bahdanau, 2 decoder layers, deep output",
+                             "model/Seq2Seq none, deep output",
+                             "model/Seq2Seq lstm bahdanau",
+                             "model/Seq2Seq lstm none",
+                             "model/Seq2Seq rnn bahdanau",
+                             "model/Seq2Seq rnn none"}) {
         CAPTURE(part);
         CHECK(has(part));
     }
