@@ -2,12 +2,12 @@
 // (apps/gradflow.h).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
-#include <sstream>
 
-#include "apps/args.h"
 #include "apps/commands.h"
 #include "apps/gradflow.h"
+#include "apps/gradflow_longrange.h"
 #include "seqgrad/autograd/gemm.h"
 
 namespace seqgrad {
@@ -59,98 +59,36 @@ output:
   --quiet                no progress
 )";
 
-std::vector<std::string> split_list(const std::string& text) {
-    std::vector<std::string> items;
-    std::stringstream in(text);
-    std::string item;
-    while (std::getline(in, item, ','))
-        if (!item.empty()) items.push_back(item);
-    return items;
-}
-
-// A comma-separated list of positive integers, e.g. "5,10,20".
-std::vector<int> parse_lengths(const std::string& text, const char* option = "--lengths") {
-    std::vector<int> lengths;
-    for (const std::string& item : split_list(text)) {
-        size_t used = 0;
-        int value = 0;
-        try {
-            value = std::stoi(item, &used);
-        } catch (const std::exception&) {
-            used = 0;
-        }
-        if (used != item.size() || value < 1)
-            throw Error(fmt::format("{}: expected positive integers like 5,10,20, got \"{}\"",
-                                    option, item));
-        lengths.push_back(value);
-    }
-    if (lengths.empty()) throw Error(fmt::format("{}: empty list", option));
-    return lengths;
-}
-
 }  // namespace
 
 int cmd_gradflow(const Argv& argv) {
-    Args args(argv,
-              {"out", "models", "lengths", "task", "target-length", "symbols", "batch", "seeds",
-               "seed", "train-steps", "lr", "clip", "embedding", "hidden", "attention-size", "run",
-               "threads", "measure-at"},
-              {"quiet", "help"});
-    if (args.has("help")) {
+    if (std::find(argv.begin(), argv.end(), "--help") != argv.end()) {
         fmt::print("{}", kHelp);
         return 0;
     }
-    if (!args.positional().empty()) {
+    GradflowOptions o;
+    try {
+        o = parse_gradflow_options(argv);
+    } catch (const GradflowUsageError&) {
         fmt::print(stderr, "{}", kHelp);
         return 2;
     }
-    GradflowOptions o;
-    o.out_dir = args.get("out", o.out_dir);
-    o.run_dirs = args.all("run");
-    if (args.has("models")) o.models = split_list(args.get("models"));
-    for (const std::string& m : o.models)
-        if (m != "none" && m != "bahdanau" && m != "luong_dot" && m != "luong_general" &&
-            m != "luong_concat")
-            throw Error(fmt::format(
-                "--models: unknown attention kind \"{}\" (expected none, bahdanau, luong_dot, "
-                "luong_general, luong_concat)",
-                m));
-    if (args.has("lengths")) o.lengths = parse_lengths(args.get("lengths"));
-    o.task = args.get("task", o.run_dirs.empty() ? "copy" : "");
-    o.target_length = args.get_int("target-length", o.target_length);
-    o.symbols = args.get_int("symbols", o.symbols);
-    o.batch_size = args.get_int("batch", o.batch_size);
-    o.seeds = args.get_int("seeds", o.seeds);
-    o.seed = uint64_t(args.get_int("seed", int(o.seed)));
-    o.train_steps = args.get_int("train-steps", o.train_steps);
-    if (args.has("measure-at")) {
-        o.measure_at = parse_lengths(args.get("measure-at"), "--measure-at");
-        for (int step : o.measure_at)
-            if (step >= o.train_steps)
-                throw Error(fmt::format("--measure-at {}: must be less than --train-steps ({})",
-                                        step, o.train_steps));
-    }
-    o.lr = args.get_double("lr", o.lr);
-    o.clip_norm = args.get_double("clip", o.clip_norm);
-    o.model.embedding_size = args.get_int("embedding", o.model.embedding_size);
-    o.model.hidden_size = args.get_int("hidden", o.model.hidden_size);
-    o.model.attention_size = args.get_int("attention-size", o.model.attention_size);
-    o.quiet = args.has("quiet");
-    set_blas_threads(std::max(1, args.get_int("threads", 1)));
-    if (o.model.embedding_size < 1 || o.model.hidden_size < 1 || o.model.attention_size < 1)
-        throw Error("--embedding, --hidden and --attention-size must be >= 1");
     if (o.task.empty()) {
         // a run studies its own kind of data unless told otherwise
         Config config = Config::load(o.run_dirs.front() + "/config.json");
         o.task = config.data.task == "dates" ? "dates" : "text";
     }
 
+    set_blas_threads(o.threads);
     auto start = std::chrono::steady_clock::now();
     GradflowReport report = run_gradflow(o);
     std::vector<std::string> written = write_gradflow_outputs(report, o);
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     fmt::print("{}", gradflow_summary_table(report));
+    if (!report.threshold_runs.empty())
+        fmt::print("\nsteps to the loss threshold:\n{}",
+                   threshold_table(report.threshold_runs, o.train_steps));
     fmt::print(
         "\n|dL/dh_t|: norm of the gradient reaching encoder state t, mean over the {} sentences "
         "of a batch and over {} {}; h_1/h_L: its value at the first step over its value at the "

@@ -9,6 +9,8 @@
 #include <memory>
 #include <tuple>
 
+#include "apps/gradflow_longrange.h"
+#include "apps/longrange_tasks.h"
 #include "apps/plot.h"
 #include "seqgrad/autograd/ops.h"
 #include "seqgrad/data/dates.h"
@@ -143,6 +145,8 @@ FlowMeasurement measure_gradient_flow(Seq2Seq& model, const Batch& batch) {
     EncodedSource source = model.encode(batch);
     Tensor embedded = source.embedded;
     embedded.retain_grad();
+    Tensor outputs = source.outputs;  // [B,S,D*H], the node attention reads
+    outputs.retain_grad();
     std::vector<Tensor> states;  // [direction][t], each [B,H]
     for (int d = 0; d < D; ++d)
         for (int64_t t = 0; t < S; ++t) {
@@ -157,6 +161,9 @@ FlowMeasurement measure_gradient_flow(Seq2Seq& model, const Batch& batch) {
     // Per-row norms, averaged over the rows valid at each position.
     m.hidden.assign(size_t(S), 0);
     m.embedding.assign(size_t(S), 0);
+    m.direct.assign(size_t(S), 0);
+    m.recurrent.assign(size_t(S), 0);
+    const real* direct = outputs.grad_data();  // nullptr without attention
     m.rows.assign(size_t(S), 0);
     m.embedding_per_row.assign(size_t(B * S), 0);
     for (int64_t b = 0; b < B; ++b)
@@ -164,10 +171,19 @@ FlowMeasurement measure_gradient_flow(Seq2Seq& model, const Batch& batch) {
             double e = std::sqrt(row_norm_sq(embedded.grad_data(), (b * S + t) * E, E));
             m.embedding_per_row[size_t(b * S + t)] = e;
             if (t >= batch.src_lengths[b]) continue;
-            double h_sq = 0;
-            for (int d = 0; d < D; ++d)
-                h_sq += row_norm_sq(states[size_t(d * S + t)].grad_data(), b * H, H);
+            double h_sq = 0, rest_sq = 0;
+            for (int d = 0; d < D; ++d) {
+                const real* total = states[size_t(d * S + t)].grad_data();
+                h_sq += row_norm_sq(total, b * H, H);
+                for (int64_t j = 0; j < H; ++j) {
+                    const double g = total ? double(total[b * H + j]) : 0;
+                    const double a = direct ? double(direct[(b * S + t) * D * H + d * H + j]) : 0;
+                    rest_sq += (g - a) * (g - a);
+                }
+            }
             m.hidden[size_t(t)] += std::sqrt(h_sq);
+            m.direct[size_t(t)] += std::sqrt(row_norm_sq(direct, (b * S + t) * D * H, D * H));
+            m.recurrent[size_t(t)] += std::sqrt(rest_sq);
             m.embedding[size_t(t)] += e;
             m.rows[size_t(t)]++;
         }
@@ -175,6 +191,8 @@ FlowMeasurement measure_gradient_flow(Seq2Seq& model, const Batch& batch) {
         if (m.rows[size_t(t)] > 0) {
             m.hidden[size_t(t)] /= m.rows[size_t(t)];
             m.embedding[size_t(t)] /= m.rows[size_t(t)];
+            m.direct[size_t(t)] /= m.rows[size_t(t)];
+            m.recurrent[size_t(t)] /= m.rows[size_t(t)];
         }
     m.groups = group_grad_norms(model);
     attention_diagnostics(model, batch, m);
@@ -253,10 +271,14 @@ struct Accumulator {
         if (curve.hidden.empty()) {
             curve.hidden.assign(m.hidden.size(), 0);
             curve.embedding.assign(m.embedding.size(), 0);
+            curve.direct.assign(m.direct.size(), 0);
+            curve.recurrent.assign(m.recurrent.size(), 0);
         }
         for (size_t t = 0; t < m.hidden.size(); ++t) {
             curve.hidden[t] += m.hidden[t];
             curve.embedding[t] += m.embedding[t];
+            curve.direct[t] += m.direct[t];
+            curve.recurrent[t] += m.recurrent[t];
         }
         curve.loss += m.loss;
         curve.groups.encoder += m.groups.encoder;
@@ -280,6 +302,8 @@ struct Accumulator {
         const double n = count;
         for (double& x : c.hidden) x /= n;
         for (double& x : c.embedding) x /= n;
+        for (double& x : c.direct) x /= n;
+        for (double& x : c.recurrent) x /= n;
         c.loss /= n;
         c.groups.encoder /= n;
         c.groups.attention /= n;
@@ -392,10 +416,18 @@ GradflowReport run_gradflow(const GradflowOptions& o) {
         if (L < 2) throw Error(fmt::format("gradflow: source length {} must be >= 2", L));
     if (o.seeds < 1 || o.batch_size < 1 || o.train_steps < 0)
         throw Error("gradflow: --seeds and --batch must be >= 1, --train-steps >= 0");
-    if (o.task != "copy" && o.task != "reverse" && o.task != "dates" && o.task != "text")
-        throw Error(
-            fmt::format("gradflow: --task '{}': expected copy, reverse, dates or text", o.task));
+    if (o.task != "copy" && o.task != "reverse" && o.task != "dates" && o.task != "text" &&
+        !is_long_range_task(o.task))
+        throw Error(fmt::format(
+            "gradflow: --task '{}': expected copy, reverse, dates, text, adding or copy_memory",
+            o.task));
     GradflowReport report;
+    if (is_long_range_task(o.task)) {
+        if (!o.run_dirs.empty())
+            throw Error(fmt::format("gradflow: --task {} studies fresh models (no --run)", o.task));
+        run_long_range_study(o, report);
+        return report;
+    }
     Study study(o, report);
     DataSource synthetic;
     synthetic.task = o.task;
