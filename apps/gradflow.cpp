@@ -33,10 +33,12 @@ GroupGradNorms group_grad_norms(const Module& model) {
         if (!g) continue;
         double s = 0;
         for (int64_t i = 0; i < p.numel(); ++i) s += double(g[i]) * double(g[i]);
-        int group = name.rfind("encoder.", 0) == 0             ? 0
-                    : name.rfind("decoder.attention.", 0) == 0 ? 1
-                    : name.rfind("decoder.out.", 0) == 0       ? 3
-                                                               : 2;
+        auto starts = [&](const char* prefix) { return name.rfind(prefix, 0) == 0; };
+        // Seq2Seq's names, and the long-range models' (apps/longrange_model.h)
+        int group = starts("encoder.")                                    ? 0
+                    : starts("decoder.attention.") || starts("attention.") ? 1
+                    : starts("decoder.out.") || starts("out.")             ? 3
+                                                                           : 2;
         sq[group] += s;
     }
     GroupGradNorms n;
@@ -524,6 +526,70 @@ std::vector<std::string> stages_of(const GradflowReport& report) {
     return stages;
 }
 
+// training.csv and the plots of the training phase.
+template <class Write>
+void write_training_outputs(const GradflowReport& report, const GradflowOptions& o, Write& write) {
+    std::vector<std::vector<std::string>> rows;
+    for (const TrainRecord& r : report.training)
+        rows.push_back({r.model, std::to_string(r.seed), std::to_string(r.step),
+                        std::to_string(r.length), number(r.loss), number(r.groups.encoder),
+                        number(r.groups.attention), number(r.groups.decoder),
+                        number(r.groups.output), number(r.groups.total)});
+    write("training.csv",
+          plot::to_csv({"model", "seed", "step", "L", "loss", "grad_encoder", "grad_attention",
+                        "grad_decoder", "grad_output", "grad_total"},
+                       rows));
+    // Encoder-group gradient norm and loss, averaged over the seeds and over windows of
+    // `window` consecutive steps (each step has its own random L: single steps are noisy).
+    // The long-range tasks train each T on its own: the plots show the largest T.
+    const int largest = *std::max_element(o.lengths.begin(), o.lengths.end());
+    const bool one_length = is_long_range_task(o.task);
+    const std::string at_length = one_length ? fmt::format(", T = {}", largest) : "";
+    int last_step = 0;
+    for (const TrainRecord& r : report.training) last_step = std::max(last_step, r.step);
+    const int window = std::max(1, (last_step + 99) / 100);
+    plot::LinePlot norms, losses;
+    norms.title = fmt::format(
+        "encoder gradient norm in training (mean over seeds, {}-step windows{})", window,
+        at_length);
+    norms.x_label = "step";
+    norms.y_label = "‖dL/dθ_encoder‖";
+    norms.log_y = true;
+    losses.title = fmt::format("training loss (mean over seeds, {}-step windows{})", window,
+                               at_length);
+    losses.x_label = "step";
+    losses.y_label = "loss";
+    losses.log_y = true;
+    std::vector<std::string> order;
+    struct Sums {
+        double norm = 0, loss = 0, steps = 0;
+        int count = 0;
+    };
+    std::map<std::string, std::map<int, Sums>> sums;  // model -> window -> sums
+    for (const TrainRecord& r : report.training) {
+        if (one_length && r.length != largest) continue;
+        if (!sums.count(r.model)) order.push_back(r.model);
+        Sums& s = sums[r.model][(r.step - 1) / window];
+        s.norm += r.groups.encoder;
+        s.loss += r.loss;
+        s.steps += r.step;
+        s.count++;
+    }
+    for (const std::string& name : order) {
+        plot::Series n{name, {}, {}}, l{name, {}, {}};
+        for (const auto& [w, s] : sums[name]) {
+            n.x.push_back(s.steps / s.count);  // the window's mean step
+            n.y.push_back(s.norm / s.count);
+            l.x.push_back(s.steps / s.count);
+            l.y.push_back(s.loss / s.count);
+        }
+        norms.series.push_back(n);
+        losses.series.push_back(l);
+    }
+    write("training_encoder_grad_norm.svg", plot::line_plot_svg(norms));
+    write("training_loss.svg", plot::line_plot_svg(losses));
+    }
+
 }  // namespace
 
 std::vector<std::string> write_gradflow_outputs(const GradflowReport& report,
@@ -541,9 +607,11 @@ std::vector<std::string> write_gradflow_outputs(const GradflowReport& report,
     for (const FlowCurve& c : report.curves)
         for (size_t t = 0; t < c.hidden.size(); ++t)
             rows.push_back({c.model, c.stage, std::to_string(c.length), std::to_string(t + 1),
-                            number(c.hidden[t]), number(c.embedding[t])});
+                            number(c.hidden[t]), number(c.embedding[t]), number(c.direct[t]),
+                            number(c.recurrent[t])});
     write("gradflow.csv",
-          plot::to_csv({"model", "stage", "L", "t", "grad_norm_hidden", "grad_norm_embedding"},
+          plot::to_csv({"model", "stage", "L", "t", "grad_norm_hidden", "grad_norm_embedding",
+                        "grad_norm_direct", "grad_norm_recurrent"},
                        rows));
     rows.clear();
     for (const FlowCurve& c : report.curves) {
@@ -582,6 +650,12 @@ std::vector<std::string> write_gradflow_outputs(const GradflowReport& report,
         first.y_label = "mean ‖dL/dh_1‖";
         first.log_y = true;
         first.markers = true;
+        // the split of dL/dh_t (attention models only: without attention all is recurrent)
+        plot::LinePlot split = position;
+        split.title = fmt::format("gradient at encoder step t through attention and through "
+                                  "the recurrence, L = {} ({}, {})",
+                                  largest, label, o.task);
+        split.y_label = "mean norm of the part of dL/dh_t";
         std::map<std::string, plot::Series> by_model;
         std::vector<std::string> order;
         for (const FlowCurve& c : report.curves) {
@@ -602,6 +676,14 @@ std::vector<std::string> write_gradflow_outputs(const GradflowReport& report,
                 }
                 position.series.push_back(s);
                 relative.series.push_back(r);
+                const bool has_attention = std::any_of(c.direct.begin(), c.direct.end(),
+                                                       [](double x) { return x > 0; });
+                if (has_attention) {
+                    plot::Series d{c.model + " direct", s.x, c.direct};
+                    plot::Series rec{c.model + " recurrent", s.x, c.recurrent};
+                    split.series.push_back(d);
+                    split.series.push_back(rec);
+                }
             }
         }
         for (const std::string& name : order) {
@@ -621,62 +703,24 @@ std::vector<std::string> write_gradflow_outputs(const GradflowReport& report,
         write(fmt::format("grad_vs_position_relative_{}.svg", stage),
               plot::line_plot_svg(relative));
         write(fmt::format("grad_first_step_vs_length_{}.svg", stage), plot::line_plot_svg(first));
+        if (!split.series.empty())
+            write(fmt::format("grad_split_{}.svg", stage), plot::line_plot_svg(split));
     }
 
-    if (!report.training.empty()) {
+    if (!report.threshold_runs.empty()) {
         rows.clear();
-        for (const TrainRecord& r : report.training)
-            rows.push_back({r.model, std::to_string(r.seed), std::to_string(r.step),
-                            std::to_string(r.length), number(r.loss), number(r.groups.encoder),
-                            number(r.groups.attention), number(r.groups.decoder),
-                            number(r.groups.output), number(r.groups.total)});
-        write("training.csv",
-              plot::to_csv({"model", "seed", "step", "L", "loss", "grad_encoder", "grad_attention",
-                            "grad_decoder", "grad_output", "grad_total"},
+        for (const ThresholdRun& r : report.threshold_runs)
+            rows.push_back({r.cell, r.attention, std::to_string(r.length), std::to_string(r.seed),
+                            std::to_string(r.hidden_size), std::to_string(r.parameters),
+                            std::to_string(r.reached_at), std::to_string(r.steps_run),
+                            number(r.final_loss)});
+        write("threshold_runs.csv",
+              plot::to_csv({"cell", "attention", "T", "seed", "hidden_size", "parameters",
+                            "reached_at", "steps_run", "final_window_loss"},
                            rows));
-        // Encoder-group gradient norm and loss, averaged over the seeds and over windows of
-        // `window` consecutive steps (each step has its own random L: single steps are noisy).
-        int last_step = 0;
-        for (const TrainRecord& r : report.training) last_step = std::max(last_step, r.step);
-        const int window = std::max(1, (last_step + 99) / 100);
-        plot::LinePlot norms, losses;
-        norms.title = fmt::format(
-            "encoder gradient norm in training (mean over seeds, {}-step windows)", window);
-        norms.x_label = "step";
-        norms.y_label = "‖dL/dθ_encoder‖";
-        norms.log_y = true;
-        losses.title = fmt::format("training loss (mean over seeds, {}-step windows)", window);
-        losses.x_label = "step";
-        losses.y_label = "loss";
-        losses.log_y = true;
-        std::vector<std::string> order;
-        struct Sums {
-            double norm = 0, loss = 0, steps = 0;
-            int count = 0;
-        };
-        std::map<std::string, std::map<int, Sums>> sums;  // model -> window -> sums
-        for (const TrainRecord& r : report.training) {
-            if (!sums.count(r.model)) order.push_back(r.model);
-            Sums& s = sums[r.model][(r.step - 1) / window];
-            s.norm += r.groups.encoder;
-            s.loss += r.loss;
-            s.steps += r.step;
-            s.count++;
-        }
-        for (const std::string& name : order) {
-            plot::Series n{name, {}, {}}, l{name, {}, {}};
-            for (const auto& [w, s] : sums[name]) {
-                n.x.push_back(s.steps / s.count);  // the window's mean step
-                n.y.push_back(s.norm / s.count);
-                l.x.push_back(s.steps / s.count);
-                l.y.push_back(s.loss / s.count);
-            }
-            norms.series.push_back(n);
-            losses.series.push_back(l);
-        }
-        write("training_encoder_grad_norm.svg", plot::line_plot_svg(norms));
-        write("training_loss.svg", plot::line_plot_svg(losses));
+        write("threshold_table.md", threshold_table(report.threshold_runs, o.train_steps));
     }
+    if (!report.training.empty()) write_training_outputs(report, o, write);
     return written;
 }
 

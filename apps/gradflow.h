@@ -38,7 +38,8 @@
 
 namespace seqgrad {
 
-// Gradient norms of the parameter groups (the same groups `seqgrad train` logs).
+// Gradient norms of the parameter groups (the same groups `seqgrad train` logs; the long-range
+// models' attention.* and out.* count as attention and output).
 struct GroupGradNorms {
     double encoder = 0;    // encoder.*
     double attention = 0;  // decoder.attention.*

@@ -94,7 +94,17 @@ void run_long_range_study(const GradflowOptions& o, GradflowReport& report) {
                     t.lr = o.lr;
                     t.clip_norm = o.clip_norm;
                     t.data_seed = o.seed * 7 + uint64_t(s) * 131 + uint64_t(T);
-                    LongRangeTraining trained = train_long_range(model, t);
+                    LongRangeTraining trained =
+                        train_long_range(model, t, [&](int step, double loss) {
+                            TrainRecord record;
+                            record.model = name;
+                            record.seed = s;
+                            record.step = step;
+                            record.length = T;
+                            record.loss = loss;
+                            record.groups = group_grad_norms(model);
+                            report.training.push_back(record);
+                        });
                     ThresholdRun run;
                     run.cell = cell;
                     run.attention = attention;
@@ -106,15 +116,6 @@ void run_long_range_study(const GradflowOptions& o, GradflowReport& report) {
                     run.steps_run = trained.steps_run;
                     run.final_loss = trained.final_loss;
                     report.threshold_runs.push_back(run);
-                    for (size_t step = 0; step < trained.losses.size(); ++step) {
-                        TrainRecord record;
-                        record.model = name;
-                        record.seed = s;
-                        record.step = int(step) + 1;
-                        record.length = T;
-                        record.loss = trained.losses[step];
-                        report.training.push_back(record);
-                    }
                     measure("trained");
                     if (!o.quiet)
                         fmt::print(stderr, "{} {} T={} seed {} (H {}, {} parameters): {}\n",

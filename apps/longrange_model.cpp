@@ -158,7 +158,8 @@ LongRangeFlow measure_long_range_flow(LongRangeModel& model, const LongRangeBatc
     return f;
 }
 
-LongRangeTraining train_long_range(LongRangeModel& model, const LongRangeTrainOptions& o) {
+LongRangeTraining train_long_range(LongRangeModel& model, const LongRangeTrainOptions& o,
+                                   const std::function<void(int, double)>& on_step) {
     if (o.max_steps < 1 || o.window < 1 || o.batch_size < 1)
         throw Error(fmt::format("train_long_range: max steps {}, window {}, batch {} must be >= 1",
                                 o.max_steps, o.window, o.batch_size));
@@ -179,6 +180,7 @@ LongRangeTraining train_long_range(LongRangeModel& model, const LongRangeTrainOp
             throw Error(fmt::format("train_long_range: loss {} at step {} ({} {}+{}, T = {})",
                                     value, step, model.task(), model.cell(),
                                     model.attention_kind(), o.length));
+        if (on_step) on_step(step, value);
         if (o.clip_norm > 0) clip_grad_norm(model.parameters(), o.clip_norm);
         adam.step();
         result.losses.push_back(value);

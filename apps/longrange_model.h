@@ -16,6 +16,7 @@
 // with attention "none" it is 0.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -91,6 +92,10 @@ struct LongRangeTrainOptions {
     double threshold = 0.01, lr = 2e-3, clip_norm = 1;
     uint64_t data_seed = 1;
 };
-LongRangeTraining train_long_range(LongRangeModel& model, const LongRangeTrainOptions& options);
+// on_step(step, loss), if given, runs after each backward, before clipping (the gradients are
+// this step's).
+LongRangeTraining train_long_range(
+    LongRangeModel& model, const LongRangeTrainOptions& options,
+    const std::function<void(int step, double loss)>& on_step = nullptr);
 
 }  // namespace seqgrad

@@ -2,9 +2,13 @@
 // the generators as the literature defines them (the adding problem's 1/6 baseline, the
 // copy-memory layout), the direct-versus-recurrent split of the gradient, and the command's
 // --cells / --attention parsing.
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
 
 #include "apps/gradflow.h"
+#include "apps/gradflow_longrange.h"
 #include "apps/longrange_model.h"
 #include "seqgrad/autograd/fused_gru.h"
 #include "test_util.h"
@@ -196,4 +200,47 @@ TEST_CASE("gradflow options: --cells, --attention and its older name --models") 
     CHECK(message({"--lengths", "5,x"}).find("--lengths") != std::string::npos);
     CHECK(message({"--threshold", "-1"}).find("--threshold") != std::string::npos);
     CHECK_THROWS_AS(parse_gradflow_options({"stray"}), GradflowUsageError);
+}
+
+TEST_CASE("the long-range study: curves per cell+attention, threshold runs, table and files") {
+    GradflowOptions o = parse_gradflow_options({"--task", "copy_memory", "--cells", "gru",
+                                                "--attention", "none,luong_dot", "--lengths",
+                                                "3,5", "--seeds", "2", "--batch", "4",
+                                                "--hidden", "6", "--train-steps", "3",
+                                                "--window", "2", "--quiet"});
+    o.out_dir = (std::filesystem::temp_directory_path() /
+                 ("seqgrad_test_gradflow_longrange_" + std::to_string(::getpid())))
+                    .string();
+    std::filesystem::remove_all(o.out_dir);
+    GradflowReport report = run_gradflow(o);
+    REQUIRE(report.curves.size() == 8);  // 2 models x 2 stages x 2 lengths
+    for (const FlowCurve& c : report.curves) {
+        CAPTURE(c.model);
+        CHECK((c.model == "gru+none" || c.model == "gru+luong_dot"));
+        CHECK(int(c.hidden.size()) == c.length + 20);  // T + 20 steps
+        for (size_t t = 0; t < c.hidden.size(); ++t) {
+            CHECK(std::isfinite(c.hidden[t]));
+            CHECK((c.direct[t] == 0) == (c.model == "gru+none" || int(t) >= c.length + 10));
+        }
+    }
+    REQUIRE(report.threshold_runs.size() == 8);  // 2 models x 2 lengths x 2 seeds
+    for (const ThresholdRun& r : report.threshold_runs) {
+        CHECK(r.steps_run >= 2);
+        CHECK(r.steps_run <= 3);
+        CHECK(r.reached_at == -1);  // ln 8 / 10 is not reached in 3 steps
+    }
+    // the parameter counts are matched to the reference (a GRU of 6 without attention)
+    CHECK(report.threshold_runs.front().hidden_size == 6);
+    std::string table = threshold_table(report.threshold_runs, o.train_steps);
+    CHECK(table.find("| gru | luong_dot | 5 |") != std::string::npos);
+    CHECK(table.find("> 3 | – | 2 of 2 |") != std::string::npos);
+    write_gradflow_outputs(report, o);
+    for (const char* name : {"gradflow.csv", "threshold_runs.csv", "threshold_table.md",
+                             "grad_split_fresh.svg", "training.csv", "training_loss.svg"}) {
+        CAPTURE(name);
+        CHECK(std::filesystem::exists(std::filesystem::path(o.out_dir) / name));
+    }
+    std::filesystem::remove_all(o.out_dir);
+    o.run_dirs = {"runs/x"};
+    CHECK_THROWS_AS(run_gradflow(o), Error);  // fresh models only
 }
