@@ -14,20 +14,23 @@ namespace seqgrad {
 namespace {
 
 const char* kHelp =
-    R"(usage: seqgrad gradflow [--out DIR] [--models none,bahdanau,...] [--lengths 5,10,...]
-                        [--task copy|reverse|dates|text] [--seeds N] [--train-steps N] ...
+    R"(usage: seqgrad gradflow [--out DIR] [--cells gru,...] [--attention none,bahdanau,...]
+                        [--lengths 5,10,...] [--task copy|reverse|dates|text|adding|copy_memory]
+                        [--seeds N] [--train-steps N] ...
        seqgrad gradflow --run RUN_DIR [--run RUN_DIR2 ...] [--task dates|text|copy|reverse] ...
 
 For each model and each source length L, builds a batch of sources of exactly L tokens whose
 target depends on their FIRST tokens, runs the model's training forward pass and backward,
 and measures, averaged over the batch (and the seeds), the norm of the gradient reaching the
-encoder state h_t and the source embedding e_t at every position t = 1..L. Also reports
-per-parameter-group gradient norms, the share of saturated tanh units (|x| > 3) in the
-attention MLP and the attention entropy.
+encoder state h_t and the source embedding e_t at every position t = 1..L, and splits the
+first into the part that came directly through attention and the part that came through the
+recurrence. Also reports per-parameter-group gradient norms, the share of saturated tanh units
+(|x| > 3) in the attention MLP and the attention entropy.
 
-model (fresh models, one per attention kind):
-  --models LIST          attention kinds (default none,bahdanau,luong_dot,luong_general;
-                         also luong_concat)
+model (fresh models, one per cell × attention kind):
+  --cells LIST           recurrent cells: rnn, gru, lstm (default gru)
+  --attention LIST       attention kinds (default none,bahdanau,luong_dot,luong_general;
+                         also luong_concat); --models is its older name
   --embedding E --hidden H --attention-size A     sizes (default 32, 64, 64)
   --seeds N              model initialisations averaged (default 3)
   --seed S               first seed (default 1)
@@ -38,7 +41,9 @@ data:
                          reverse: the first K source tokens reversed;
                          dates: generated dates joined and cut to L - 1 characters + <eos>,
                          target = the ISO form of the first one (default with a dates run);
-                         text: the same with a TSV run's validation sentences
+                         text: the same with a TSV run's validation sentences;
+                         adding, copy_memory: the long-range benchmarks (apps/longrange_tasks.h)
+                         with small sequence models, --lengths are T (default 50,100,200)
   --target-length K      K for copy/reverse (default 5; 0 = the whole source)
   --symbols N            distinct source symbols for copy/reverse (default 20)
   --lengths LIST         source lengths (default 5,10,20,30,40,50,60)
@@ -46,15 +51,21 @@ data:
 training (compare fresh and briefly trained models):
   --train-steps N        Adam steps on the task (random L from --lengths each step) before a
                          second measurement (default 0: fresh only); per-group gradient
-                         norms of every step go to training.csv
+                         norms of every step go to training.csv. adding/copy_memory: the step
+                         budget of each model, trained on its own T until the loss threshold
   --measure-at LIST      also measure after these steps, e.g. 100,300 (stages step100, ...)
   --lr LR --clip C       Adam learning rate (default 2e-3), gradient clipping (default 1)
+  --threshold X          adding/copy_memory: the loss to reach (default: a tenth of the
+                         memoryless baseline, 1/60 and ln(8)/10)
+  --window W             ... as the mean of the last W steps' losses (default 20)
 output:
   --out DIR              default gradflow/: gradflow.csv (every number), summary.csv,
                          for each STAGE (fresh, run, trained): grad_vs_position_STAGE.svg and
                          grad_vs_position_relative_STAGE.svg (at the largest L),
+                         grad_split_STAGE.svg (direct vs recurrent, models with attention),
                          grad_first_step_vs_length_STAGE.svg; with training: training.csv,
-                         training_encoder_grad_norm.svg, training_loss.svg
+                         training_encoder_grad_norm.svg, training_loss.svg; adding and
+                         copy_memory also threshold_runs.csv and threshold_table.md
   --threads N            BLAS threads (default 1)
   --quiet                no progress
 )";

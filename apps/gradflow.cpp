@@ -457,13 +457,28 @@ GradflowReport run_gradflow(const GradflowOptions& o) {
             data.text_task = &dates_task;
             data.pool = dates;
         }
-        for (size_t k = 0; k < o.models.size(); ++k)
-            for (int s = 0; s < o.seeds; ++s) {
-                ModelConfig config = o.model;
-                config.attention = o.models[k];
-                Rng rng(o.seed + uint64_t(s));
-                Seq2Seq model(config, source_vocab, target_vocab, rng);
-                study.study(k, o.models[k], "fresh", s, model, data, {s});
+        // one model per cell × attention; named by the attention alone when the cell is the
+        // default GRU (as before --cells existed), "cell+attention" otherwise
+        const bool gru_only = o.cells == std::vector<std::string>{"gru"};
+        for (const std::string& cell : o.cells)
+            if (cell != "gru")
+                throw Error(fmt::format(
+                    "gradflow: --cells {}: the Seq2Seq tasks (copy, reverse, dates, text) run "
+                    "with the GRU only in this build; the long-range tasks (--task "
+                    "adding|copy_memory) take every cell",
+                    cell));
+        size_t k = 0;
+        for (const std::string& cell : o.cells)
+            for (const std::string& attention : o.models) {
+                const std::string name = gru_only ? attention : cell + "+" + attention;
+                for (int s = 0; s < o.seeds; ++s) {
+                    ModelConfig config = o.model;
+                    config.attention = attention;
+                    Rng rng(o.seed + uint64_t(s));
+                    Seq2Seq model(config, source_vocab, target_vocab, rng);
+                    study.study(k, name, "fresh", s, model, data, {s});
+                }
+                k++;
             }
     } else {
         // Trained runs: one model each; the seeds average over data batches.
@@ -652,8 +667,7 @@ std::vector<std::string> write_gradflow_outputs(const GradflowReport& report,
         first.markers = true;
         // the split of dL/dh_t (attention models only: without attention all is recurrent)
         plot::LinePlot split = position;
-        split.title = fmt::format("gradient at encoder step t through attention and through "
-                                  "the recurrence, L = {} ({}, {})",
+        split.title = fmt::format("dL/dh_t: through attention vs recurrence, L = {} ({}, {})",
                                   largest, label, o.task);
         split.y_label = "mean norm of the part of dL/dh_t";
         std::map<std::string, plot::Series> by_model;
