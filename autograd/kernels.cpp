@@ -36,6 +36,8 @@ Tensor shared_over_steps(const Tensor& weight) {
 }
 SharedOverStepsScope::SharedOverStepsScope(std::initializer_list<Tensor> weights)
     : previous_size_(fast::open_shared_over_steps(weights)) {}
+SharedOverStepsScope::SharedOverStepsScope(const std::vector<Tensor>& weights)
+    : previous_size_(fast::open_shared_over_steps(weights)) {}
 SharedOverStepsScope::~SharedOverStepsScope() {
     fast::close_shared_over_steps(previous_size_);
 }
@@ -83,6 +85,7 @@ Tensor shared_over_steps(const Tensor& weight) {
     return weight;
 }
 SharedOverStepsScope::SharedOverStepsScope(std::initializer_list<Tensor>) : previous_size_(0) {}
+SharedOverStepsScope::SharedOverStepsScope(const std::vector<Tensor>&) : previous_size_(0) {}
 SharedOverStepsScope::~SharedOverStepsScope() = default;
 const Tensor& weight_in_use(const Tensor& weight) {
     return weight;

@@ -110,6 +110,7 @@ Tensor shared_over_steps(const Tensor& weight);
 class SharedOverStepsScope {
   public:
     explicit SharedOverStepsScope(std::initializer_list<Tensor> weights);
+    explicit SharedOverStepsScope(const std::vector<Tensor>& weights);  // e.g. step_weights()
     ~SharedOverStepsScope();
     SharedOverStepsScope(const SharedOverStepsScope&) = delete;
     SharedOverStepsScope& operator=(const SharedOverStepsScope&) = delete;

@@ -9,72 +9,11 @@
 #include <cmath>
 #include <cstring>
 
+#include "seqgrad/autograd/cell_check.h"
 #include "seqgrad/autograd/kernels.h"
 #include "seqgrad/autograd/ops.h"
 
 namespace seqgrad {
-
-// ---- shape checks shared by the cells -----------------------------------------------------
-namespace {
-
-struct CellDims {
-    int64_t B, H;
-    int64_t T;  // steps in the input gates tensor (1 for gru_cell)
-    int64_t t;  // the step read
-    // Rows [active, B) all have step mask 0: they only copy h (forward) and pass the gradient
-    // to h (backward), and the products skip them. In a batch sorted by decreasing length the
-    // finished sequences are exactly such a tail, so the cell then does only the work of the
-    // sequences still running (what PyTorch's pack_padded_sequence buys).
-    int64_t active;
-};
-
-// Checks h [B,H], weight_hh [3H,H], bias_hh [3H], step_mask [B] / [B,1], and
-// gates [B,3H] (per_step = false) or [B,T,3H] with 0 <= t < T (per_step = true).
-CellDims check_cell(const char* op, const Tensor& gates, bool per_step, int64_t t, const Tensor& h,
-                    const Tensor& weight_hh, const Tensor& bias_hh, const Tensor& step_mask) {
-    auto shapes = [&] {
-        return fmt::format("{} {}, h {}, weight_hh {}, bias_hh {}",
-                           per_step ? "all_input_gates" : "input_gates",
-                           gates.defined() ? gates.shape().str() : "undefined",
-                           h.defined() ? h.shape().str() : "undefined",
-                           weight_hh.defined() ? weight_hh.shape().str() : "undefined",
-                           bias_hh.defined() ? bias_hh.shape().str() : "undefined");
-    };
-    auto fail = [&](const std::string& why) {
-        return Error(fmt::format("{}: {}: {}", op, shapes(), why));
-    };
-    if (!gates.defined() || !h.defined() || !weight_hh.defined() || !bias_hh.defined())
-        throw fail("input gates, h, weight_hh and bias_hh must all be defined");
-    if (h.rank() != 2) throw fail("h must be [B,H]");
-    const int64_t B = h.size(0), H = h.size(1);
-    if (weight_hh.shape() != Shape{3 * H, H})
-        throw fail(fmt::format("weight_hh must be [3H,H] = [{},{}]", 3 * H, H));
-    if (bias_hh.shape() != Shape{3 * H})
-        throw fail(fmt::format("bias_hh must be [3H] = [{}]", 3 * H));
-    CellDims d{B, H, 1, 0, B};
-    if (per_step) {
-        if (gates.rank() != 3 || gates.size(0) != B || gates.size(2) != 3 * H)
-            throw fail(fmt::format("all_input_gates must be [B,T,3H] = [{},T,{}]", B, 3 * H));
-        d.T = gates.size(1);
-        if (t < 0 || t >= d.T)
-            throw fail(fmt::format("step {} is out of range for {} steps", t, d.T));
-        d.t = t;
-    } else if (gates.shape() != Shape{B, 3 * H}) {
-        throw fail(fmt::format("input_gates must be [B,3H] = [{},{}]", B, 3 * H));
-    }
-    if (step_mask.defined()) {
-        bool ok = step_mask.numel() == B &&
-                  (step_mask.rank() == 1 || (step_mask.rank() == 2 && step_mask.size(1) == 1));
-        if (!ok)
-            throw fail(fmt::format("step_mask {} must be [B] or [B,1] with B = {}",
-                                   step_mask.shape().str(), B));
-        if (step_mask.requires_grad()) throw fail("step_mask must not require grad");
-        while (d.active > 0 && step_mask.data()[d.active - 1] == 0) --d.active;
-    }
-    return d;
-}
-
-}  // namespace
 
 // ---- the composed twin: the definition -----------------------------------------------------
 
@@ -89,7 +28,7 @@ Tensor gru_cell_composed(const Tensor& x, const Tensor& h, const Tensor& weight_
                                 h.defined() ? h.shape().str() : "undefined"));
     const int64_t B = h.size(0), H = h.size(1);
     Tensor gates_x = linear(x, weight_ih, bias_ih);  // [B,3H]: the input gates gi
-    check_cell("gru_cell_composed", gates_x, false, 0, h, weight_hh, bias_hh, step_mask);
+    check_cell("gru_cell_composed", 3, gates_x, false, 0, h, weight_hh, bias_hh, step_mask);
     Tensor gates_h = linear(h, weight_hh, bias_hh);  // [B,3H]: the hidden gates gh
 
     Tensor r = sigmoid(slice(gates_x, 1, 0, H) + slice(gates_h, 1, 0, H));
@@ -213,7 +152,7 @@ Tensor fused_cell(const char* op, const Tensor& gates, CellDims d, const Tensor&
 // input_gates [B,3H], h [B,H], weight_hh [3H,H], bias_hh [3H], step_mask [B] -> h' [B,H]
 Tensor gru_cell(const Tensor& input_gates, const Tensor& h, const Tensor& weight_hh,
                 const Tensor& bias_hh, const Tensor& step_mask) {
-    CellDims d = check_cell("gru_cell", input_gates, false, 0, h, weight_hh, bias_hh, step_mask);
+    CellDims d = check_cell("gru_cell", 3, input_gates, false, 0, h, weight_hh, bias_hh, step_mask);
     return fused_cell("gru_cell", input_gates, d, h, weight_hh, bias_hh, step_mask);
 }
 
@@ -221,7 +160,7 @@ Tensor gru_cell(const Tensor& input_gates, const Tensor& h, const Tensor& weight
 Tensor gru_cell_step(const Tensor& all_input_gates, int64_t t, const Tensor& h,
                      const Tensor& weight_hh, const Tensor& bias_hh, const Tensor& step_mask) {
     CellDims d =
-        check_cell("gru_cell_step", all_input_gates, true, t, h, weight_hh, bias_hh, step_mask);
+        check_cell("gru_cell_step", 3, all_input_gates, true, t, h, weight_hh, bias_hh, step_mask);
     return fused_cell("gru_cell_step", all_input_gates, d, h, weight_hh, bias_hh, step_mask);
 }
 

@@ -24,7 +24,9 @@ Switches parse_disabled(const char* list) {
                                                            {"shared_steps", &s.shared_steps},
                                                            {"packed", &s.packed},
                                                            {"small_m", &s.small_m},
-                                                           {"buffer_pool", &s.buffer_pool}};
+                                                           {"buffer_pool", &s.buffer_pool},
+                                                           {"fused_lstm", &s.fused_lstm},
+                                                           {"fused_rnn", &s.fused_rnn}};
     if (list) {
         std::stringstream in(list);
         std::string name;

@@ -3,6 +3,8 @@
 //   SEQGRAD_DISABLE=name,name,...   turns optimisations off, to measure what each one buys
 //                                   (docs/performance.md, bench/ladder.sh). Names:
 //     fused_gru       the GRU layers run the composed cell (gru_cell_composed) per step
+//     fused_lstm      the LSTM layers run the composed cell (lstm_cell_composed) per step
+//     fused_rnn       the RNN layers run the composed cell (rnn_cell_composed) per step
 //     fused_attention attention runs the composed scores and context (batched matmuls)
 //     fused_loss      the loss is cross_entropy_composed(linear(...)) instead of
 //                     linear_cross_entropy
@@ -27,6 +29,8 @@ namespace seqgrad {
 
 struct Switches {
     bool fused_gru = true;
+    bool fused_lstm = true;
+    bool fused_rnn = true;
     bool fused_attention = true;
     bool fused_loss = true;
     bool real_tokens = true;

@@ -135,7 +135,7 @@ Tensor shared_over_steps(const Tensor& weight) {
     return view;
 }
 
-size_t open_shared_over_steps(std::initializer_list<Tensor> weights) {
+size_t open_shared_over_steps(const std::vector<Tensor>& weights) {
     const size_t previous = g_in_use.size();
     // parameters only: a weight computed by an op (Luong concat's slice of W) is a new node at
     // every call, which no later op would find here

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <vector>
 
 #include "seqgrad/autograd/tensor.h"
 
@@ -25,7 +26,7 @@ namespace seqgrad::kernels::fast {
 Tensor shared_over_steps(const Tensor& weight);
 // The scope of kernels::SharedOverStepsScope: opening pushes a view of each weight on this
 // thread's list and returns the list's previous size, closing pops back to it.
-size_t open_shared_over_steps(std::initializer_list<Tensor> weights);
+size_t open_shared_over_steps(const std::vector<Tensor>& weights);
 void close_shared_over_steps(size_t previous_size);
 const Tensor& weight_in_use(const Tensor& weight);
 

@@ -3,50 +3,18 @@
 // batch == each sequence alone, PyTorch's parameter names, and errors.
 #include <cmath>
 
+#include "recurrent_util.h"
 #include "seqgrad/autograd/fused_gru.h"
 #include "seqgrad/layers/gru.h"
-#include "test_util.h"
 
 using namespace seqgrad;
 using seqgrad::testing::expect_gradcheck;
+using seqgrad::testing::fill_parameters;
+using seqgrad::testing::flat_result;
+using seqgrad::testing::mask_of;
+using seqgrad::testing::max_abs_diff;
 using seqgrad::testing::random_tensor;
-
-namespace {
-
-// max |a - b| over all elements (shapes must match)
-double max_abs_diff(const Tensor& a, const Tensor& b) {
-    REQUIRE(a.shape() == b.shape());
-    double worst = 0;
-    for (int64_t i = 0; i < a.numel(); ++i)
-        worst = std::max(worst, std::fabs(double(a.data()[i]) - double(b.data()[i])));
-    return worst;
-}
-
-// Fills every parameter of a module, in named order, with 0.5 sin(0.7 k + 0.3), k counting
-// elements across all parameters (the same formula the PyTorch reference used).
-void fill_parameters(Module& m) {
-    int64_t k = 0;
-    for (auto& [name, p] : m.named_parameters())
-        for (int64_t i = 0; i < p.numel(); ++i, ++k)
-            p.data()[i] = real(0.5 * std::sin(0.7 * k + 0.3));
-}
-
-// The module's parameters after `extra` inputs, as gradcheck inputs.
-std::vector<Tensor> with_parameters(std::vector<Tensor> extra, const Module& m) {
-    for (const Tensor& p : m.parameters()) extra.push_back(p);
-    return extra;
-}
-
-// outputs and final_hidden flattened into one vector, so one gradcheck covers both
-Tensor flat_result(const GRUOutput& out) {
-    return concat({reshape(out.outputs, {-1}), reshape(out.final_hidden, {-1})}, 0);
-}
-
-Tensor mask_of(std::vector<real> values) {
-    return Tensor::from_vector({int64_t(values.size())}, values);
-}
-
-}  // namespace
+using seqgrad::testing::with_parameters;
 
 // ---- the cell ----------------------------------------------------------------------------
 

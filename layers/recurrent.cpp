@@ -1,0 +1,371 @@
+// The recurrent layers' one driver (Recurrent::forward), the cells' step, and the dispatch from a
+// cell type to its ops. The cells' maths is in autograd/fused_{rnn,gru,lstm}.h.
+#include "seqgrad/layers/recurrent.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <numeric>
+
+#include "seqgrad/autograd/fused_gru.h"
+#include "seqgrad/autograd/fused_lstm.h"
+#include "seqgrad/autograd/fused_rnn.h"
+#include "seqgrad/autograd/kernels.h"
+#include "seqgrad/autograd/ops.h"
+#include "seqgrad/layers/gru.h"
+#include "seqgrad/layers/lstm.h"
+#include "seqgrad/layers/rnn.h"
+
+namespace seqgrad {
+
+// ---- cell types ----------------------------------------------------------------------------
+
+CellType parse_cell_type(const std::string& name) {
+    for (CellType type : {CellType::rnn, CellType::gru, CellType::lstm})
+        if (name == cell_type_name(type)) return type;
+    throw Error(
+        fmt::format("unknown cell type '{}' (expected \"rnn\", \"gru\" or \"lstm\")", name));
+}
+
+const char* cell_type_name(CellType type) {
+    switch (type) {
+        case CellType::rnn:
+            return "rnn";
+        case CellType::gru:
+            return "gru";
+        case CellType::lstm:
+            return "lstm";
+    }
+    throw Error("cell_type_name: not a CellType");
+}
+
+int64_t cell_gate_count(CellType type) {
+    switch (type) {
+        case CellType::rnn:
+            return 1;
+        case CellType::gru:
+            return 3;
+        case CellType::lstm:
+            return 4;
+    }
+    throw Error("cell_gate_count: not a CellType");
+}
+
+namespace {
+
+// "GRU", "LSTM", "RNN": the names of the layers, for errors
+std::string upper_name(CellType type) {
+    std::string s = cell_type_name(type);
+    for (char& ch : s) ch = char(std::toupper(static_cast<unsigned char>(ch)));
+    return s;
+}
+
+// The fused switch of each cell (SEQGRAD_DISABLE=fused_gru, ...)
+bool fused_by_default(CellType type) {
+    switch (type) {
+        case CellType::rnn:
+            return switches().fused_rnn;
+        case CellType::gru:
+            return switches().fused_gru;
+        case CellType::lstm:
+            return switches().fused_lstm;
+    }
+    return false;
+}
+
+// hc [2,B,H] (lstm_cell*'s result) -> (h = hc[0], c = hc[1]), both views of hc
+RecurrentState split_lstm_state(const Tensor& hc) {
+    const int64_t B = hc.size(1), H = hc.size(2);
+    return {reshape(slice(hc, 0, 0, 1), {B, H}), reshape(slice(hc, 0, 1, 2), {B, H})};
+}
+
+}  // namespace
+
+// ---- one step --------------------------------------------------------------------------------
+
+RecurrentState cell_step_composed(CellType type, const CellWeights& w, const Tensor& x,
+                                  const RecurrentState& s, const Tensor& step_mask) {
+    switch (type) {
+        case CellType::rnn:
+            return {rnn_cell_composed(x, s.h, w.weight_ih, w.weight_hh, w.bias_ih, w.bias_hh,
+                                      step_mask),
+                    Tensor()};
+        case CellType::gru:
+            return {gru_cell_composed(x, s.h, w.weight_ih, w.weight_hh, w.bias_ih, w.bias_hh,
+                                      step_mask),
+                    Tensor()};
+        case CellType::lstm:
+            return split_lstm_state(lstm_cell_composed(x, s.h, s.c, w.weight_ih, w.weight_hh,
+                                                       w.bias_ih, w.bias_hh, step_mask));
+    }
+    throw Error("cell_step_composed: not a CellType");
+}
+
+RecurrentState cell_step_fused(CellType type, const CellWeights& w, const Tensor& all_input_gates,
+                               int64_t t, const RecurrentState& s, const Tensor& step_mask) {
+    switch (type) {
+        case CellType::rnn:
+            return {rnn_cell_step(all_input_gates, t, s.h, w.weight_hh, w.bias_hh, step_mask),
+                    Tensor()};
+        case CellType::gru:
+            return {gru_cell_step(all_input_gates, t, s.h, w.weight_hh, w.bias_hh, step_mask),
+                    Tensor()};
+        case CellType::lstm:
+            return split_lstm_state(
+                lstm_cell_step(all_input_gates, t, s.h, s.c, w.weight_hh, w.bias_hh, step_mask));
+    }
+    throw Error("cell_step_fused: not a CellType");
+}
+
+// ---- RecurrentCell ---------------------------------------------------------------------------
+
+RecurrentCell::RecurrentCell(CellType type, int64_t input_size, int64_t hidden_size, Rng& rng)
+    : use_fused(fused_by_default(type)), type_(type) {
+    if (input_size < 1 || hidden_size < 1)
+        throw Error(fmt::format("{}Cell: input_size {} and hidden_size {} must be >= 1",
+                                upper_name(type), input_size, hidden_size));
+    const int64_t H = hidden_size, G = cell_gate_count(type) * H;
+    weight_ih = register_parameter("weight_ih", Tensor::empty({G, input_size}));
+    weight_hh = register_parameter("weight_hh", Tensor::empty({G, H}));
+    bias_ih = register_parameter("bias_ih", Tensor::empty({G}));
+    bias_hh = register_parameter("bias_hh", Tensor::empty({G}));
+    for (Tensor* p : {&weight_ih, &weight_hh, &bias_ih, &bias_hh}) init::uniform_fan_in(*p, H, rng);
+}
+
+std::string RecurrentCell::describe() const {
+    return fmt::format("{}Cell({} -> {})", upper_name(type_), input_size(), hidden_size());
+}
+
+RecurrentState RecurrentCell::zero_state(int64_t batch) const {
+    RecurrentState s{Tensor::zeros({batch, hidden_size()}), Tensor()};
+    if (type_ == CellType::lstm) s.c = Tensor::zeros({batch, hidden_size()});
+    return s;
+}
+
+// x [B,in], state [B,H] -> state' [B,H]: gi = x W_ihᵀ + b_ih (linear), then the fused cell
+RecurrentState RecurrentCell::step(const Tensor& x, const RecurrentState& state,
+                                   const Tensor& step_mask) const {
+    if (!x.defined() || x.rank() != 2 || x.size(1) != input_size())
+        throw Error(fmt::format("{}: x {} must be [B, {}]", describe(),
+                                x.defined() ? x.shape().str() : "undefined", input_size()));
+    if ((type_ == CellType::lstm) != state.c.defined())
+        throw Error(fmt::format("{}: the state must {}have a cell state c", describe(),
+                                type_ == CellType::lstm ? "" : "not "));
+    if (!use_fused) return cell_step_composed(type_, weights(), x, state, step_mask);
+    Tensor input_gates = linear(x, weight_ih, bias_ih);  // [B,G]
+    return cell_step_fused(type_, weights(), reshape(input_gates, {x.size(0), 1, -1}), 0, state,
+                           step_mask);
+}
+
+std::unique_ptr<RecurrentCell> make_cell(CellType type, int64_t input_size, int64_t hidden_size,
+                                         Rng& rng) {
+    switch (type) {
+        case CellType::rnn:
+            return std::make_unique<RNNCell>(input_size, hidden_size, rng);
+        case CellType::gru:
+            return std::make_unique<GRUCell>(input_size, hidden_size, rng);
+        case CellType::lstm:
+            return std::make_unique<LSTMCell>(input_size, hidden_size, rng);
+    }
+    throw Error("make_cell: not a CellType");
+}
+
+// ---- Recurrent -------------------------------------------------------------------------------
+
+Recurrent::Recurrent(CellType type, int64_t input_size, int64_t hidden_size, int num_layers,
+                     bool bidirectional, real dropout_between_layers, Rng& rng)
+    : use_fused(fused_by_default(type)),
+      type_(type),
+      input_size_(input_size),
+      hidden_size_(hidden_size),
+      num_layers_(num_layers),
+      directions_(bidirectional ? 2 : 1),
+      dropout_(dropout_between_layers),
+      rng_(rng) {
+    if (input_size < 1 || hidden_size < 1 || num_layers < 1)
+        throw Error(
+            fmt::format("{}: input_size {}, hidden_size {} and num_layers {} must all be >= 1",
+                        upper_name(type), input_size, hidden_size, num_layers));
+    if (!(dropout_between_layers >= 0 && dropout_between_layers < 1))
+        throw Error(fmt::format("{}: dropout_between_layers must be in [0, 1), got {}",
+                                upper_name(type), dropout_between_layers));
+    const int64_t H = hidden_size, G = cell_gate_count(type) * H;
+    for (int layer = 0; layer < num_layers; ++layer)
+        for (int dir = 0; dir < directions_; ++dir) {
+            const int64_t in = layer == 0 ? input_size : directions_ * H;
+            const std::string suffix = fmt::format("_l{}{}", layer, dir == 1 ? "_reverse" : "");
+            Weights w;
+            w.weight_ih = register_parameter("weight_ih" + suffix, Tensor::empty({G, in}));
+            w.weight_hh = register_parameter("weight_hh" + suffix, Tensor::empty({G, H}));
+            w.bias_ih = register_parameter("bias_ih" + suffix, Tensor::empty({G}));
+            w.bias_hh = register_parameter("bias_hh" + suffix, Tensor::empty({G}));
+            for (Tensor* p : {&w.weight_ih, &w.weight_hh, &w.bias_ih, &w.bias_hh})
+                init::uniform_fan_in(*p, H, rng);
+            weights_.push_back(w);
+        }
+}
+
+const Recurrent::Weights& Recurrent::weights(int layer, int direction) const {
+    if (layer < 0 || layer >= num_layers_ || direction < 0 || direction >= directions_)
+        throw Error(fmt::format("{}::weights: no layer {} direction {} ({} layers, {} directions)",
+                                upper_name(type_), layer, direction, num_layers_, directions_));
+    return weights_[size_t(layer * directions_ + direction)];
+}
+
+std::string Recurrent::describe() const {
+    return fmt::format("{}(input {}, hidden {}, {} layer{}{})", upper_name(type_), input_size_,
+                       hidden_size_, num_layers_, num_layers_ > 1 ? "s" : "",
+                       directions_ == 2 ? ", bidirectional" : "");
+}
+
+// inputs [B,T,in], lengths [B], h0, c0 [L*D,B,H] -> outputs [B,T,D*H], final states [L*D,B,H]
+//
+// For each layer and direction:
+//   gates = inputs W_ihᵀ + b_ih            [B,T,G]  one product for all steps (fused path)
+//   for t = 0..T-1 (reverse: T-1..0):     state = cell step t (state, mask_t)
+// with mask_t[b] = (t < lengths[b]): a step past a sequence's end carries its state unchanged,
+// so the forward direction ends at each sequence's last token and the reverse direction, which
+// starts from h0 at t = T-1, really starts at t = lengths[b]-1. One graph node per step.
+RecurrentOutput Recurrent::forward(const Tensor& inputs, const std::vector<int32_t>& lengths,
+                                   const Tensor& h0, const Tensor& c0) const {
+    const int64_t H = hidden_size_, D = directions_, L = num_layers_;
+    const bool lstm = type_ == CellType::lstm;
+    if (!inputs.defined() || inputs.rank() != 3 || inputs.size(2) != input_size_ ||
+        inputs.size(1) < 1)
+        throw Error(fmt::format("{}: inputs {} must be [B, T, {}] (batch first, T >= 1)",
+                                describe(), inputs.defined() ? inputs.shape().str() : "undefined",
+                                input_size_));
+    const int64_t B = inputs.size(0), T = inputs.size(1);
+    if (int64_t(lengths.size()) != B)
+        throw Error(fmt::format("{}: {} lengths for inputs {} (batch of {})", describe(),
+                                lengths.size(), inputs.shape().str(), B));
+    for (size_t b = 0; b < lengths.size(); ++b)
+        if (lengths[b] < 1 || lengths[b] > T)
+            throw Error(fmt::format("{}: length {} of sequence {} is not in 1..{} (inputs {})",
+                                    describe(), lengths[b], b, T, inputs.shape().str()));
+    if (h0.defined() && h0.shape() != Shape{L * D, B, H})
+        throw Error(fmt::format("{}: h0 {} must be [layers*directions, B, H] = [{},{},{}]",
+                                describe(), h0.shape().str(), L * D, B, H));
+    if (c0.defined() && !lstm)
+        throw Error(fmt::format("{}: c0 is given, but only an LSTM has a cell state", describe()));
+    if (c0.defined() && c0.shape() != Shape{L * D, B, H})
+        throw Error(fmt::format("{}: c0 {} must be [layers*directions, B, H] = [{},{},{}]",
+                                describe(), c0.shape().str(), L * D, B, H));
+
+    // The fused cell computes only the rows before the first sequence that has ended (see
+    // autograd/cell_check.h): with lengths in decreasing order the ended sequences are the
+    // tail of the batch at every step, so a step costs what its running sequences cost instead
+    // of what the longest one does (docs/performance.md, "shrinking the batch"). A batch in
+    // another order is sorted here — one row gather in, one per result out — and the results
+    // come back in the caller's order.
+    if (use_fused && sort_by_length && !std::is_sorted(lengths.rbegin(), lengths.rend()))
+        return forward_sorted_by_length(inputs, lengths, h0, c0);
+
+    // mask_t [B]: undefined when every sequence runs at step t (no blend needed), and
+    // `running[t]` = number of sequences still running (0: the step is skipped).
+    std::vector<Tensor> step_masks(static_cast<size_t>(T));
+    std::vector<int64_t> running(size_t(T), 0);
+    for (int64_t t = 0; t < T; ++t) {
+        for (int64_t b = 0; b < B; ++b) running[t] += t < lengths[b];
+        if (running[t] == B) continue;
+        step_masks[t] = Tensor::empty({B});
+        for (int64_t b = 0; b < B; ++b) step_masks[t].data()[b] = t < lengths[b] ? 1 : 0;
+    }
+    // layer·D + direction's slice of h0 or c0, or zeros
+    auto initial = [&](const Tensor& s0, int64_t k) {
+        return s0.defined() ? reshape(slice(s0, 0, k, k + 1), {B, H}) : Tensor::zeros({B, H});
+    };
+
+    RecurrentOutput result;
+    result.step_states.reserve(size_t(L * D * T));
+    std::vector<Tensor> final_h, final_c;
+    Tensor layer_input = inputs;  // [B,T,in_l]
+    for (int64_t layer = 0; layer < L; ++layer) {
+        std::vector<Tensor> states(size_t(D * T));  // [direction][t], each [B,H]
+        for (int64_t dir = 0; dir < D; ++dir) {
+            const Weights& w = weights_[size_t(layer * D + dir)];
+            const int64_t k = layer * D + dir;
+            RecurrentState s{initial(h0, k), lstm ? initial(c0, k) : Tensor()};
+            Tensor gates;  // [B,T,G], fused path only
+            if (use_fused) gates = linear(layer_input, w.weight_ih, w.bias_ih);
+            // every step multiplies by W_hh (a kernel may sum its gradient over the steps in one
+            // product: autograd/kernels.h)
+            kernels::SharedOverStepsScope shared({w.weight_hh});
+            for (int64_t step = 0; step < T; ++step) {
+                const int64_t t = dir == 0 ? step : T - 1 - step;
+                if (running[t] > 0) {
+                    if (use_fused) {
+                        s = cell_step_fused(type_, w, gates, t, s, step_masks[t]);
+                    } else {
+                        Tensor x_t =
+                            reshape(slice(layer_input, 1, t, t + 1), {B, layer_input.size(2)});
+                        s = cell_step_composed(type_, w, x_t, s, step_masks[t]);
+                    }
+                }
+                states[size_t(dir * T + t)] = s.h;
+            }
+            final_h.push_back(s.h);
+            if (lstm) final_c.push_back(s.c);
+        }
+        result.step_states.insert(result.step_states.end(), states.begin(), states.end());
+        layer_input = gather_step_states(states, int(D), lengths);  // [B,T,D*H]
+        if (layer + 1 < L)
+            layer_input = dropout(layer_input, dropout_, training(), thread_rng(rng_));
+    }
+    result.outputs = layer_input;
+    result.final_hidden = stack(final_h, 0);          // [L*D,B,H]
+    if (lstm) result.final_cell = stack(final_c, 0);  // [L*D,B,H]
+    return result;
+}
+
+// rows sorted by decreasing length (stable), forward, then every result back in row order
+RecurrentOutput Recurrent::forward_sorted_by_length(const Tensor& inputs,
+                                                    const std::vector<int32_t>& lengths,
+                                                    const Tensor& h0, const Tensor& c0) const {
+    const int64_t B = inputs.size(0), H = hidden_size_;
+    std::vector<int32_t> order(lengths.size()), back(lengths.size()), sorted_lengths;
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int32_t a, int32_t b) { return lengths[size_t(a)] > lengths[size_t(b)]; });
+    for (size_t i = 0; i < order.size(); ++i) {
+        back[size_t(order[i])] = int32_t(i);  // row b of the batch is row back[b] of the sorted
+        sorted_lengths.push_back(lengths[size_t(order[i])]);
+    }
+    // [L*D, B, H]: the rows of every layer and direction's [B, H] picked by `rows`
+    auto gather_states = [&](const Tensor& states, const std::vector<int32_t>& rows) {
+        if (!states.defined()) return Tensor();
+        std::vector<Tensor> picked;
+        for (int64_t k = 0; k < states.size(0); ++k)
+            picked.push_back(gather_rows(reshape(slice(states, 0, k, k + 1), {B, H}), rows));
+        return stack(picked, 0);
+    };
+    RecurrentOutput sorted = forward(gather_rows(inputs, order), sorted_lengths,
+                                     gather_states(h0, order), gather_states(c0, order));
+    RecurrentOutput out;
+    out.outputs = gather_rows(sorted.outputs, back);
+    out.final_hidden = gather_states(sorted.final_hidden, back);
+    out.final_cell = gather_states(sorted.final_cell, back);
+    for (const Tensor& state : sorted.step_states)
+        out.step_states.push_back(gather_rows(state, back));
+    return out;
+}
+
+std::unique_ptr<Recurrent> make_recurrent(CellType type, int64_t input_size, int64_t hidden_size,
+                                          int num_layers, bool bidirectional,
+                                          real dropout_between_layers, Rng& rng) {
+    switch (type) {
+        case CellType::rnn:
+            return std::make_unique<RNN>(input_size, hidden_size, num_layers, bidirectional,
+                                         dropout_between_layers, rng);
+        case CellType::gru:
+            return std::make_unique<GRU>(input_size, hidden_size, num_layers, bidirectional,
+                                         dropout_between_layers, rng);
+        case CellType::lstm:
+            return std::make_unique<LSTM>(input_size, hidden_size, num_layers, bidirectional,
+                                          dropout_between_layers, rng);
+    }
+    throw Error("make_recurrent: not a CellType");
+}
+
+}  // namespace seqgrad
