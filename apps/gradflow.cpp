@@ -35,7 +35,7 @@ GroupGradNorms group_grad_norms(const Module& model) {
         for (int64_t i = 0; i < p.numel(); ++i) s += double(g[i]) * double(g[i]);
         auto starts = [&](const char* prefix) { return name.rfind(prefix, 0) == 0; };
         // Seq2Seq's names, and the long-range models' (apps/longrange_model.h)
-        int group = starts("encoder.")                                    ? 0
+        int group = starts("encoder.")                                     ? 0
                     : starts("decoder.attention.") || starts("attention.") ? 1
                     : starts("decoder.out.") || starts("out.")             ? 3
                                                                            : 2;
@@ -564,14 +564,14 @@ void write_training_outputs(const GradflowReport& report, const GradflowOptions&
     for (const TrainRecord& r : report.training) last_step = std::max(last_step, r.step);
     const int window = std::max(1, (last_step + 99) / 100);
     plot::LinePlot norms, losses;
-    norms.title = fmt::format(
-        "encoder gradient norm in training (mean over seeds, {}-step windows{})", window,
-        at_length);
+    norms.title =
+        fmt::format("encoder gradient norm in training (mean over seeds, {}-step windows{})",
+                    window, at_length);
     norms.x_label = "step";
     norms.y_label = "‖dL/dθ_encoder‖";
     norms.log_y = true;
-    losses.title = fmt::format("training loss (mean over seeds, {}-step windows{})", window,
-                               at_length);
+    losses.title =
+        fmt::format("training loss (mean over seeds, {}-step windows{})", window, at_length);
     losses.x_label = "step";
     losses.y_label = "loss";
     losses.log_y = true;
@@ -603,7 +603,7 @@ void write_training_outputs(const GradflowReport& report, const GradflowOptions&
     }
     write("training_encoder_grad_norm.svg", plot::line_plot_svg(norms));
     write("training_loss.svg", plot::line_plot_svg(losses));
-    }
+}
 
 }  // namespace
 
@@ -690,8 +690,8 @@ std::vector<std::string> write_gradflow_outputs(const GradflowReport& report,
                 }
                 position.series.push_back(s);
                 relative.series.push_back(r);
-                const bool has_attention = std::any_of(c.direct.begin(), c.direct.end(),
-                                                       [](double x) { return x > 0; });
+                const bool has_attention =
+                    std::any_of(c.direct.begin(), c.direct.end(), [](double x) { return x > 0; });
                 if (has_attention) {
                     plot::Series d{c.model + " direct", s.x, c.direct};
                     plot::Series rec{c.model + " recurrent", s.x, c.recurrent};

@@ -51,8 +51,7 @@ double median(std::vector<int> v) {
 }  // namespace
 
 void run_long_range_study(const GradflowOptions& o, GradflowReport& report) {
-    const double threshold =
-        o.threshold > 0 ? o.threshold : long_range_baseline(o.task) / 10;
+    const double threshold = o.threshold > 0 ? o.threshold : long_range_baseline(o.task) / 10;
     std::map<std::tuple<size_t, std::string, int>, CurveSum> sums;  // (model index, stage, T)
     std::vector<std::string> names;
     for (const std::string& cell : o.cells)
@@ -65,8 +64,9 @@ void run_long_range_study(const GradflowOptions& o, GradflowReport& report) {
             const int64_t budget =
                 LongRangeModel(o.task, "gru", "none", o.model.hidden_size, budget_rng)
                     .num_parameters();
-            const int64_t H = cell == "gru" && attention == "none" ? o.model.hidden_size
-                                             : matched_hidden_size(o.task, cell, attention, budget);
+            const int64_t H = cell == "gru" && attention == "none"
+                                  ? o.model.hidden_size
+                                  : matched_hidden_size(o.task, cell, attention, budget);
             for (int T : o.lengths)
                 for (int s = 0; s < o.seeds; ++s) {
                     Rng rng(o.seed + uint64_t(s));
@@ -118,13 +118,13 @@ void run_long_range_study(const GradflowOptions& o, GradflowReport& report) {
                     report.threshold_runs.push_back(run);
                     measure("trained");
                     if (!o.quiet)
-                        fmt::print(stderr, "{} {} T={} seed {} (H {}, {} parameters): {}\n",
-                                   o.task, name, T, s, H, run.parameters,
-                                   run.reached_at > 0
-                                       ? fmt::format("loss < {:.4g} at step {}", threshold,
-                                                     run.reached_at)
-                                       : fmt::format("not below {:.4g} in {} steps (loss {:.4g})",
-                                                     threshold, run.steps_run, run.final_loss));
+                        fmt::print(
+                            stderr, "{} {} T={} seed {} (H {}, {} parameters): {}\n", o.task, name,
+                            T, s, H, run.parameters,
+                            run.reached_at > 0
+                                ? fmt::format("loss < {:.4g} at step {}", threshold, run.reached_at)
+                                : fmt::format("not below {:.4g} in {} steps (loss {:.4g})",
+                                              threshold, run.steps_run, run.final_loss));
                 }
         }
     for (const auto& [key, sum] : sums) report.curves.push_back(sum.mean());
@@ -151,10 +151,9 @@ std::string threshold_table(const std::vector<ThresholdRun>& runs, int max_steps
             finals.push_back(r->final_loss);
         }
         std::sort(finals.begin(), finals.end());
-        const double final_median = finals.size() % 2
-                                        ? finals[finals.size() / 2]
-                                        : 0.5 * (finals[finals.size() / 2 - 1] +
-                                                 finals[finals.size() / 2]);
+        const double final_median =
+            finals.size() % 2 ? finals[finals.size() / 2]
+                              : 0.5 * (finals[finals.size() / 2 - 1] + finals[finals.size() / 2]);
         std::string steps = "–", range = "–";
         if (!reached.empty()) {
             // seeds that never reached count as "> budget": the median is over all seeds

@@ -61,10 +61,11 @@ std::vector<std::string> parse_name_list(const std::string& text, const char* op
 }  // namespace
 
 GradflowOptions parse_gradflow_options(const std::vector<std::string>& argv) {
-    Args args(argv,
-              {"out", "models", "attention", "cells", "lengths", "task", "target-length",
-               "symbols", "batch", "seeds", "seed", "train-steps", "lr", "clip", "embedding",
-               "hidden", "attention-size", "run", "threads", "measure-at", "threshold", "window"},
+    Args args(argv, {"out",       "models",         "attention", "cells",   "lengths",
+                     "task",      "target-length",  "symbols",   "batch",   "seeds",
+                     "seed",      "train-steps",    "lr",        "clip",    "embedding",
+                     "hidden",    "attention-size", "run",       "threads", "measure-at",
+                     "threshold", "window"},
               {"quiet", "help"});
     if (!args.positional().empty())
         throw GradflowUsageError(
@@ -78,10 +79,11 @@ GradflowOptions parse_gradflow_options(const std::vector<std::string>& argv) {
     const char* attention_option = args.has("models") ? "--models" : "--attention";
     const std::string attention_list = args.get("attention", args.get("models"));
     if (args.has("attention") || args.has("models"))
-        o.models = parse_name_list(
-            attention_list, attention_option,
-            {"none", "bahdanau", "luong_dot", "luong_general", "luong_concat"});
-    if (args.has("cells")) o.cells = parse_name_list(args.get("cells"), "--cells", {"rnn", "gru", "lstm"});
+        o.models =
+            parse_name_list(attention_list, attention_option,
+                            {"none", "bahdanau", "luong_dot", "luong_general", "luong_concat"});
+    if (args.has("cells"))
+        o.cells = parse_name_list(args.get("cells"), "--cells", {"rnn", "gru", "lstm"});
     if (args.has("lengths")) o.lengths = parse_positive_list(args.get("lengths"), "--lengths");
     o.task = args.get("task", o.run_dirs.empty() ? "copy" : "");
     if (is_long_range_task(o.task) && !args.has("lengths")) o.lengths = {50, 100, 200};

@@ -14,8 +14,7 @@ namespace seqgrad {
 
 namespace {
 
-std::unique_ptr<Attention> make_long_range_attention(const std::string& kind, int64_t H,
-                                                     Rng& rng) {
+std::unique_ptr<Attention> make_long_range_attention(const std::string& kind, int64_t H, Rng& rng) {
     if (kind == "none") return nullptr;
     if (kind == "bahdanau") return std::make_unique<BahdanauAttention>(H, H, H, rng);
     if (kind == "luong_dot")
@@ -51,13 +50,10 @@ LongRangeModel::LongRangeModel(const std::string& task, const std::string& cell,
     : task_(task), cell_(cell), attention_kind_(attention_kind), hidden_size_(hidden_size) {
     const int64_t C = input_channels(task), H = hidden_size;
     if (H < 1) throw Error(fmt::format("long-range model: hidden size {} must be >= 1", H));
-    if (cell != "gru")
-        throw Error(fmt::format("long-range model: cell '{}': expected gru", cell));
-    encoder = std::make_unique<GRU>(C, H, 1, false, real(0), rng);
+    encoder = make_recurrent(parse_cell_type(cell), C, H, 1, false, real(0), rng);
     attention = make_long_range_attention(attention_kind, H, rng);
     const int64_t features = attention ? 2 * H : H;
-    out = std::make_unique<Linear>(features, task == "adding" ? 1 : kCopyMemoryAlphabet, true,
-                                   rng);
+    out = std::make_unique<Linear>(features, task == "adding" ? 1 : kCopyMemoryAlphabet, true, rng);
     register_module("encoder", *encoder);
     if (attention) register_module("attention", *attention);
     register_module("out", *out);
@@ -76,7 +72,7 @@ LongRangeModel::Output LongRangeModel::forward(const LongRangeBatch& batch,
     const int64_t B = batch.batch, N = batch.steps;
     Output o;
     o.inputs = Tensor::from_vector({B, N, batch.channels}, batch.inputs, inputs_grad);
-    GRUOutput r = encoder->forward(o.inputs, std::vector<int32_t>(size_t(B), int32_t(N)));
+    RecurrentOutput r = encoder->forward(o.inputs, std::vector<int32_t>(size_t(B), int32_t(N)));
     o.outputs = r.outputs;
     o.step_states = r.step_states;
     Tensor keys, keys_projected;
@@ -114,7 +110,8 @@ int64_t matched_hidden_size(const std::string& task, const std::string& cell,
     int64_t best = 1, best_gap = -1;
     for (int64_t H = 1; H <= 1024; ++H) {
         Rng rng(1);
-        const int64_t gap = std::llabs(LongRangeModel(task, cell, attention, H, rng).num_parameters() - budget);
+        const int64_t gap =
+            std::llabs(LongRangeModel(task, cell, attention, H, rng).num_parameters() - budget);
         if (best_gap < 0 || gap < best_gap) {
             best = H;
             best_gap = gap;
@@ -178,8 +175,8 @@ LongRangeTraining train_long_range(LongRangeModel& model, const LongRangeTrainOp
         const double value = double(loss.item());
         if (!std::isfinite(value))
             throw Error(fmt::format("train_long_range: loss {} at step {} ({} {}+{}, T = {})",
-                                    value, step, model.task(), model.cell(),
-                                    model.attention_kind(), o.length));
+                                    value, step, model.task(), model.cell(), model.attention_kind(),
+                                    o.length));
         if (on_step) on_step(step, value);
         if (o.clip_norm > 0) clip_grad_norm(model.parameters(), o.clip_norm);
         adam.step();

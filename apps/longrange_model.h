@@ -23,8 +23,8 @@
 
 #include "apps/longrange_tasks.h"
 #include "seqgrad/layers/attention.h"
-#include "seqgrad/layers/gru.h"
 #include "seqgrad/layers/linear.h"
+#include "seqgrad/layers/recurrent.h"
 
 namespace seqgrad {
 
@@ -34,8 +34,8 @@ class LongRangeModel : public Module {
     // cell: rnn | gru | lstm; attention: none | bahdanau | luong_dot | luong_general |
     // luong_concat (attention size = hidden). Parameters "encoder.*" (PyTorch names of the
     // recurrent layer), "attention.*", "out.weight", "out.bias".
-    LongRangeModel(const std::string& task, const std::string& cell,
-                   const std::string& attention, int64_t hidden_size, Rng& rng);
+    LongRangeModel(const std::string& task, const std::string& cell, const std::string& attention,
+                   int64_t hidden_size, Rng& rng);
 
     struct Output {
         Tensor loss;                      // []
@@ -52,7 +52,7 @@ class LongRangeModel : public Module {
     int64_t hidden_size() const { return hidden_size_; }
     int64_t num_parameters() const;
 
-    std::unique_ptr<GRU> encoder;
+    std::unique_ptr<Recurrent> encoder;
     std::unique_ptr<Attention> attention;  // null for "none"
     std::unique_ptr<Linear> out;
 
@@ -84,8 +84,8 @@ LongRangeFlow measure_long_range_flow(LongRangeModel& model, const LongRangeBatc
 struct LongRangeTraining {
     int reached_at = -1;  // the first step whose window mean is below the threshold; -1: never
     int steps_run = 0;
-    double final_loss = 0;      // the window mean at the last step run
-    std::vector<double> losses; // every step's loss
+    double final_loss = 0;       // the window mean at the last step run
+    std::vector<double> losses;  // every step's loss
 };
 struct LongRangeTrainOptions {
     int length = 50, batch_size = 32, max_steps = 1000, window = 20;

@@ -11,8 +11,8 @@ namespace seqgrad {
 
 LongRangeBatch adding_batch(int length, int batch, Rng& rng) {
     if (length < 2 || batch < 1)
-        throw Error(fmt::format("adding task: length T = {} must be >= 2 and batch {} >= 1",
-                                length, batch));
+        throw Error(fmt::format("adding task: length T = {} must be >= 2 and batch {} >= 1", length,
+                                batch));
     LongRangeBatch out;
     out.task = "adding";
     out.batch = batch;
