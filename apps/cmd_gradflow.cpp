@@ -8,6 +8,7 @@
 #include "apps/commands.h"
 #include "apps/gradflow.h"
 #include "apps/gradflow_longrange.h"
+#include "apps/longrange_tasks.h"
 #include "seqgrad/autograd/gemm.h"
 
 namespace seqgrad {
@@ -100,12 +101,21 @@ int cmd_gradflow(const Argv& argv) {
     if (!report.threshold_runs.empty())
         fmt::print("\nsteps to the loss threshold:\n{}",
                    threshold_table(report.threshold_runs, o.train_steps));
-    fmt::print(
-        "\n|dL/dh_t|: norm of the gradient reaching encoder state t, mean over the {} sentences "
-        "of a batch and over {} {}; h_1/h_L: its value at the first step over its value at the "
-        "last; |dL/de_1|: the same at the first source embedding; tanh>3: share of saturated "
-        "units in the attention MLP; H/lnL: attention entropy relative to uniform weights.\n",
-        o.batch_size, o.seeds, o.run_dirs.empty() ? "model seeds" : "batches");
+    if (is_long_range_task(o.task))
+        fmt::print(
+            "\n|dL/dh_t|: norm of the gradient reaching the recurrent state at step t, mean over "
+            "the {} sequences of a batch and over {} model seeds; L is T (the input has T steps "
+            "for adding, T + 20 for copy_memory); h_1/h_L: the value at the first step over the "
+            "value at the last; |dL/de_1|: the same at the first input x_1.\n",
+            o.batch_size, o.seeds);
+    else
+        fmt::print(
+            "\n|dL/dh_t|: norm of the gradient reaching encoder state t, mean over the {} "
+            "sentences of a batch and over {} {}; h_1/h_L: its value at the first step over its "
+            "value at the last; |dL/de_1|: the same at the first source embedding; tanh>3: share "
+            "of saturated units in the attention MLP; H/lnL: attention entropy relative to "
+            "uniform weights.\n",
+            o.batch_size, o.seeds, o.run_dirs.empty() ? "model seeds" : "batches");
     fmt::print("{:.1f}s; wrote", seconds);
     for (const std::string& path : written) fmt::print(" {}", path);
     fmt::print("\n");

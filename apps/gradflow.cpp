@@ -646,29 +646,32 @@ std::vector<std::string> write_gradflow_outputs(const GradflowReport& report,
                                       rows));
 
     const int largest = *std::max_element(o.lengths.begin(), o.lengths.end());
+    // the long-range tasks' length is T (the input has T + 20 steps for copy_memory)
+    const bool long_range = is_long_range_task(o.task);
+    const char* length_name = long_range ? "T" : "L";
     for (const std::string& stage : stages_of(report)) {
         const std::string label = stage_label(stage, o.train_steps);
         plot::LinePlot position;
-        position.title = fmt::format("gradient reaching encoder step t, L = {} ({}, {})", largest,
-                                     label, o.task);
-        position.x_label = "encoder position t";
+        position.title = fmt::format("gradient reaching encoder step t, {} = {} ({}, {})",
+                                     length_name, largest, label, o.task);
+        position.x_label = long_range ? "step t" : "encoder position t";
         position.y_label = "mean ‖dL/dh_t‖";
         position.log_y = true;
         plot::LinePlot relative = position;
-        relative.title = fmt::format("the same relative to the last step, L = {} ({}, {})", largest,
-                                     label, o.task);
+        relative.title = fmt::format("the same relative to the last step, {} = {} ({}, {})",
+                                     length_name, largest, label, o.task);
         relative.y_label = "mean ‖dL/dh_t‖ / mean ‖dL/dh_L‖";
         plot::LinePlot first;
         first.title = fmt::format("gradient reaching encoder step 1 vs source length ({}, {})",
                                   label, o.task);
-        first.x_label = "source length L";
+        first.x_label = long_range ? "T" : "source length L";
         first.y_label = "mean ‖dL/dh_1‖";
         first.log_y = true;
         first.markers = true;
         // the split of dL/dh_t (attention models only: without attention all is recurrent)
         plot::LinePlot split = position;
-        split.title = fmt::format("dL/dh_t: through attention vs recurrence, L = {} ({}, {})",
-                                  largest, label, o.task);
+        split.title = fmt::format("dL/dh_t: through attention vs recurrence, {} = {} ({}, {})",
+                                  length_name, largest, label, o.task);
         split.y_label = "mean norm of the part of dL/dh_t";
         std::map<std::string, plot::Series> by_model;
         std::vector<std::string> order;
