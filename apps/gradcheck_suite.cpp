@@ -1,11 +1,6 @@
-// The gradient-check suite: see apps/gradcheck_suite.h.
-//
-// Every entry follows the same pattern: build inputs from fixed seeds (values chosen away from
-// the kinks of relu and clamp and from the poles of log and div, where a finite difference is
-// meaningless), then call gradcheck(fn, inputs). fn must recompute the whole function from
-// `inputs` every time it is called, because gradcheck perturbs the inputs in place.
-// Modules are captured by reference; their parameters are passed as inputs, so perturbing an
-// input perturbs the parameter the module reads.
+// The gradient-check suite: see apps/gradcheck_suite.h. How an entry is built:
+// apps/gradcheck_registry.h; the recurrent cells' and layers' entries:
+// apps/gradcheck_recurrent.cpp.
 #include "apps/gradcheck_suite.h"
 
 #include <chrono>
@@ -16,14 +11,13 @@
 
 #include <fmt/format.h>
 
+#include "apps/gradcheck_registry.h"
 #include "seqgrad/autograd/fused_attention.h"
-#include "seqgrad/autograd/fused_gru.h"
 #include "seqgrad/autograd/fused_loss.h"
 #include "seqgrad/autograd/ops.h"
 #include "seqgrad/data/batching.h"
 #include "seqgrad/layers/attention.h"
 #include "seqgrad/layers/embedding.h"
-#include "seqgrad/layers/gru.h"
 #include "seqgrad/layers/linear.h"
 #include "seqgrad/layers/loss.h"
 #include "seqgrad/models/seq2seq.h"
@@ -31,16 +25,15 @@
 namespace seqgrad {
 namespace {
 
-using Inputs = std::vector<Tensor>;
-
-// A tensor of values uniform in [lo, hi), from a seeded generator.
-Tensor random(const Shape& shape, uint64_t seed, double lo = -1, double hi = 1,
-              bool requires_grad = true) {
-    Rng rng(seed);
-    std::vector<real> values(size_t(shape.numel()));
-    for (real& x : values) x = real(rng.uniform(lo, hi));
-    return Tensor::from_vector(shape, values, requires_grad);
-}
+using gradcheck_suite::add_model_options;
+using gradcheck_suite::add_recurrent_layers;
+using gradcheck_suite::add_recurrent_ops;
+using gradcheck_suite::Inputs;
+using gradcheck_suite::mask_tensor;
+using gradcheck_suite::random;
+using gradcheck_suite::Registry;
+using gradcheck_suite::scale_parameters;
+using gradcheck_suite::with_parameters;
 
 // A tensor whose values are uniform in [lo, hi) in magnitude with a random sign: stays at least
 // `lo` away from 0 (for relu, and for the 0 kink of clamp-like functions).
@@ -50,40 +43,6 @@ Tensor random_away_from_zero(const Shape& shape, uint64_t seed, double lo, doubl
     for (real& x : values) x = real((rng.uniform() < 0.5 ? -1 : 1) * rng.uniform(lo, hi));
     return Tensor::from_vector(shape, values, true);
 }
-
-// A constant mask (requires no grad) with the given 0/1 values.
-Tensor mask_tensor(const Shape& shape, const std::vector<real>& values) {
-    return Tensor::from_vector(shape, values, false);
-}
-
-// The module's parameters appended to `inputs`.
-Inputs with_parameters(Inputs inputs, const Module& module) {
-    for (const Tensor& p : module.parameters()) inputs.push_back(p);
-    return inputs;
-}
-
-// Parameters scaled up from their (small) initial values, so that tanh, sigmoid and softmax
-// work far from their linear region and a wrong gradient cannot hide.
-void scale_parameters(Module& module, real factor) {
-    for (Tensor& p : module.parameters())
-        for (int64_t i = 0; i < p.numel(); ++i) p.data()[i] *= factor;
-}
-
-class Registry {
-  public:
-    void add(const std::string& group, const std::string& name,
-             std::function<GradcheckResult(const GradcheckOptions&)> run) {
-        entries.push_back({group + "/" + name, group, std::move(run)});
-    }
-    // An entry whose function and inputs are fixed at registration: fn(inputs).
-    void add(const std::string& group, const std::string& name, GradcheckFn fn,
-             std::function<Inputs()> make_inputs) {
-        add(group, name, [fn, make_inputs](const GradcheckOptions& options) {
-            return gradcheck(fn, make_inputs(), options);
-        });
-    }
-    std::vector<GradcheckEntry> entries;
-};
 
 // ---- ops -------------------------------------------------------------------------------------
 
@@ -323,50 +282,6 @@ void add_shape_ops(Registry& r) {
 }
 
 void add_fused_ops(Registry& r) {
-    // GRU cell with B = 3, in = 4, H = 3; the step mask keeps row 1's state.
-    auto cell_inputs = [] {
-        return Inputs{random({3, 4}, 40),
-                      random({3, 3}, 41),
-                      random({9, 4}, 42, -1.5, 1.5),
-                      random({9, 3}, 43, -1.5, 1.5),
-                      random({9}, 44),
-                      random({9}, 45)};
-    };
-    r.add(
-        "op", "gru_cell (fused) with a step mask",
-        [](const Inputs& x) {
-            Tensor gates = linear(x[0], x[2], x[4]);
-            return gru_cell(gates, x[1], x[3], x[5], mask_tensor({3}, {1, 0, 1}));
-        },
-        cell_inputs);
-    r.add(
-        "op", "gru_cell_composed with a step mask",
-        [](const Inputs& x) {
-            return gru_cell_composed(x[0], x[1], x[2], x[3], x[4], x[5],
-                                     mask_tensor({3}, {1, 0, 1}));
-        },
-        cell_inputs);
-    r.add(
-        "op", "gru_cell_step (gates of every step in one tensor)",
-        [](const Inputs& x) {
-            // two steps reading rows t = 1 then t = 0 of all_gates [B=2, T=3, 3H=9]
-            Tensor h = gru_cell_step(x[0], 1, x[1], x[2], x[3]);
-            return gru_cell_step(x[0], 0, h, x[2], x[3], mask_tensor({2}, {0, 1}));
-        },
-        [] {
-            return Inputs{random({2, 3, 9}, 46), random({2, 3}, 47), random({9, 3}, 48, -1.5, 1.5),
-                          random({9}, 49)};
-        });
-    r.add(
-        "op", "gather_step_states (bidirectional, lengths {3,1})",
-        [](const Inputs& x) {
-            return gather_step_states(x, 2, {3, 1});
-        },
-        [] {
-            Inputs states;
-            for (uint64_t k = 0; k < 6; ++k) states.push_back(random({2, 2}, 50 + k));
-            return states;
-        });
     r.add(
         "op", "additive_attention_scores (fused)",
         [](const Inputs& x) { return additive_attention_scores(x[0], x[1], x[2]); },
@@ -412,54 +327,6 @@ void add_linear_and_embedding(Registry& r) {
                   },
                   layer.parameters(), o);
           });
-}
-
-void add_recurrent_layers(Registry& r) {
-    for (bool fused : {true, false})
-        r.add("layer", fmt::format("GRUCell ({})", fused ? "fused cell" : "composed cell"),
-              [fused](const GradcheckOptions& o) {
-                  Rng rng(63);
-                  GRUCell cell(4, 3, rng);
-                  scale_parameters(cell, 2);
-                  Tensor mask = mask_tensor({3}, {1, 1, 0});
-                  return gradcheck(
-                      [&](const Inputs& x) {
-                          // two steps, the second with a step mask
-                          Tensor h =
-                              fused ? cell.forward(x[0], x[1]) : cell.forward_composed(x[0], x[1]);
-                          return fused ? cell.forward(x[0], h, mask)
-                                       : cell.forward_composed(x[0], h, mask);
-                      },
-                      with_parameters({random({3, 4}, 64), random({3, 3}, 65)}, cell), o);
-              });
-    struct GruCase {
-        const char* name;
-        int layers;
-        bool bidirectional, fused;
-    };
-    const GruCase grus[] = {
-        {"GRU padded batch, lengths {4,2,3} (fused)", 1, false, true},
-        {"GRU padded batch, lengths {4,2,3} (composed)", 1, false, false},
-        {"GRU bidirectional, 2 layers, padded (fused)", 2, true, true},
-        {"GRU bidirectional, 2 layers, padded (composed)", 2, true, false},
-    };
-    for (const GruCase& c : grus)
-        r.add("layer", c.name, [c](const GradcheckOptions& o) {
-            Rng rng(66);
-            GRU gru(3, 3, c.layers, c.bidirectional, 0, rng);
-            gru.use_fused = c.fused;
-            scale_parameters(gru, 2);
-            const std::vector<int32_t> lengths{4, 2, 3};
-            return gradcheck(
-                [&](const Inputs& x) {
-                    GRUOutput out = gru.forward(x[0], lengths, x[1]);
-                    return concat({reshape(out.outputs, {-1}), reshape(out.final_hidden, {-1})}, 0);
-                },
-                with_parameters({random({3, 4, 3}, 67),
-                                 random({c.layers * (c.bidirectional ? 2 : 1), 3, 3}, 68)},
-                                gru),
-                o);
-        });
 }
 
 void add_attention_layers(Registry& r) {
@@ -592,11 +459,13 @@ std::vector<GradcheckEntry> gradcheck_entries() {
     add_reduce_ops(r);
     add_shape_ops(r);
     add_fused_ops(r);
+    add_recurrent_ops(r);
     add_linear_and_embedding(r);
     add_recurrent_layers(r);
     add_attention_layers(r);
     add_losses(r);
     add_models(r);
+    add_model_options(r);
     return std::move(r.entries);
 }
 

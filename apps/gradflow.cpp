@@ -77,7 +77,8 @@ void attention_diagnostics(const Seq2Seq& model, const Batch& batch, FlowMeasure
     const int64_t B = batch.batch_size, T = batch.tgt_len, S = batch.src_len;
     const int64_t H = model.config().hidden_size;
     EncodedSource source = model.encode(batch);
-    Tensor hidden = source.final_state, feed = Tensor::zeros({B, H});
+    std::vector<RecurrentState> state = source.initial_state;
+    Tensor feed = Tensor::zeros({B, H});
     int64_t saturated = 0, pre_total = 0, entropy_count = 0;
     double entropy_sum = 0, ratio_sum = 0;
     // counts |x| > 3 over the valid (row, position) pairs of pre-activations [B,S,A]
@@ -95,11 +96,12 @@ void attention_diagnostics(const Seq2Seq& model, const Batch& batch, FlowMeasure
     for (int64_t t = 0; t < T; ++t) {
         for (int64_t b = 0; b < B; ++b) previous[b] = batch.tgt_in[b * T + t];
         Tensor embedded = model.decoder.embedding.forward(previous, {B});
-        if (bahdanau) count_saturated(bahdanau->pre_activations(hidden, source.keys_projected), t);
-        Decoder::Step step = model.decoder.step(embedded, hidden, feed, source);
+        if (bahdanau)
+            count_saturated(bahdanau->pre_activations(state.back().h, source.keys_projected), t);
+        Decoder::Step step = model.decoder.step(embedded, state, feed, source);
         if (concat_score) {
             const int64_t A = luong->W->out_features();
-            Tensor query_projected = linear(step.hidden, slice(luong->W->weight, 1, 0, H));
+            Tensor query_projected = linear(step.top_hidden(), slice(luong->W->weight, 1, 0, H));
             count_saturated(add(source.keys_projected, reshape(query_projected, {B, 1, A})), t);
         }
         for (int64_t b = 0; b < B; ++b) {
@@ -113,7 +115,7 @@ void attention_diagnostics(const Seq2Seq& model, const Batch& batch, FlowMeasure
             if (batch.src_lengths[b] > 1) ratio_sum += h / std::log(double(batch.src_lengths[b]));
             entropy_count++;
         }
-        hidden = step.hidden;
+        state = step.state;
         feed = step.output_state;
     }
     if (pre_total > 0) m.saturation = double(saturated) / double(pre_total);
@@ -139,11 +141,11 @@ FlowMeasurement measure_gradient_flow(Seq2Seq& model, const Batch& batch) {
     model.zero_grad();
     // the encoder's step states must be the recurrence's own tensors to receive gradients
     struct InOrder {
-        GRU& gru;
-        bool was = gru.sort_by_length;
-        ~InOrder() { gru.sort_by_length = was; }
-    } in_order{model.encoder.gru};
-    model.encoder.gru.sort_by_length = false;
+        Recurrent& encoder;
+        bool was = encoder.sort_by_length;
+        ~InOrder() { encoder.sort_by_length = was; }
+    } in_order{*model.encoder.recurrent};
+    model.encoder.recurrent->sort_by_length = false;
     EncodedSource source = model.encode(batch);
     Tensor embedded = source.embedded;
     embedded.retain_grad();

@@ -27,6 +27,8 @@
 #   --seconds S           timed seconds per training/decoding measurement, after warm-up (10)
 #   --threads "1 2"       thread counts for training and decoding (default "1 2")
 #   --configs "a b c d e" training configs (default all five)
+#   --cell gru|lstm       training: the recurrent cell of both sides' models (default gru;
+#                         lstm: model.cell "lstm" against nn.LSTM / nn.LSTMCell)
 #   --decode-modes LIST   mode:batch pairs (default "greedy:1 beam5:1 greedy:32 beam5:32")
 #   --roofline-config X   config of the roofline section (default c)
 #   --roofline-seconds S  seconds per sgemm shape (default 0.5; about 20 shapes)
@@ -62,6 +64,7 @@ rounds=3
 seconds=10
 threads_list="1 2"
 configs="a b c d e"
+cell=gru
 decode_modes="greedy:1 beam5:1 greedy:32 beam5:32"
 roofline_config=c
 roofline_seconds=0.5
@@ -85,6 +88,7 @@ while [[ $# -gt 0 ]]; do
     --seconds) need "$@"; seconds="$2"; shift 2 ;;
     --threads) need "$@"; threads_list="$2"; shift 2 ;;
     --configs) need "$@"; configs="$2"; shift 2 ;;
+    --cell) need "$@"; cell="$2"; shift 2 ;;
     --decode-modes) need "$@"; decode_modes="$2"; shift 2 ;;
     --roofline-config) need "$@"; roofline_config="$2"; shift 2 ;;
     --roofline-seconds) need "$@"; roofline_seconds="$2"; shift 2 ;;
@@ -155,9 +159,9 @@ for line in sys.stdin:
 train_pair() {  # train_pair SECTION CONFIG THREADS ROUND [--ours-only]
   local section="$1" c="$2" n="$3" r="$4" ours_only="${5:-}"
   if [[ -x "$ours_train" ]]; then run "$section" "$n" "train $c round $r seqgrad" \
-    "$ours_train" --config "$c" --threads "$n" --seconds "$seconds"; fi
+    "$ours_train" --config "$c" --cell "$cell" --threads "$n" --seconds "$seconds"; fi
   if [[ $have_torch -eq 1 && -z "$ours_only" ]]; then run "$section" "$n" "train $c round $r torch" \
-    "$py" "$torch_py" --bench train --config "$c" --threads "$n" --seconds "$seconds"; fi
+    "$py" "$torch_py" --bench train --config "$c" --cell "$cell" --threads "$n" --seconds "$seconds"; fi
 }
 
 roofline() {
@@ -243,7 +247,7 @@ export CMP_RAW="$rawfile" CMP_CMD="$cmdline" CMP_DATE="$start_date" CMP_END="$en
   CMP_NPROC="$nproc_out" CMP_CPU="$cpu_model" CMP_CPU_FM="$cpu_fm" CMP_FLAGS="$cpu_flags" \
   CMP_MEM="$mem_gib" CMP_TORCH="$torch_version" CMP_TORCH_DEB="$torch_deb" \
   CMP_OPENBLAS="$openblas_version" CMP_OPENBLAS_CONFIG="$openblas_config" CMP_BLAS="$blas_alt" \
-  CMP_ROUNDS="$rounds" CMP_SECONDS="$seconds" CMP_GIT="$git_rev" \
+  CMP_ROUNDS="$rounds" CMP_SECONDS="$seconds" CMP_GIT="$git_rev" CMP_CELL="$cell" \
   CMP_LOAD="$loadavg" CMP_LOAD_START="$start_load" CMP_ROOFLINE="$roofline_config" \
   CMP_GROWTH="$growth_config" CMP_GROWTH_SECONDS="$growth_seconds" CMP_GROWTH_ROUNDS="$growth_rounds" \
   CMP_GROWTH_LENS="$growth_lens" CMP_GROWTH_BATCHES="$growth_batches"
@@ -271,6 +275,7 @@ print(f"- PyTorch {E['CMP_TORCH']} (Debian python3-torch {E['CMP_TORCH_DEB']}); 
 print(f"- training and decoding cells: median over {E['CMP_ROUNDS']} alternated runs (seqgrad, torch,"
       f" seqgrad, torch, ...), each its own process, >= {E['CMP_SECONDS']} s timed after warm-up;"
       " OMP_NUM_THREADS = OPENBLAS_NUM_THREADS = threads, OMP_WAIT_POLICY=PASSIVE")
+print(f"- training models' recurrent cell: {E['CMP_CELL']} (encoder and decoder, both sides)")
 print()
 
 

@@ -10,7 +10,7 @@ For N threads run it with, in the environment,
 OpenBLAS, and spinning OpenMP threads make 2 threads slower than 1 on a 2-core machine.
 
 CLI
-    torch_baseline.py --bench train  --config a|b|c|d|e --threads N [--seconds S]
+    torch_baseline.py --bench train  --config a|b|c|d|e [--cell gru|lstm] --threads N [--seconds S]
     torch_baseline.py --bench decode [--mode greedy|beam5] [--batch 1|32] --threads N [--seconds S]
     torch_baseline.py --bench check  [--config X]      (correctness smoke check, see below)
 Other options: --seed (default 0), --warmup-seconds (3), --warmup-steps (10).
@@ -52,6 +52,9 @@ Model (all layers with PyTorch's default initialisation, torch.manual_seed(seed)
     W_c = Linear(2H, H, no bias); cell = GRUCell(E, H)  (no input feeding)
     for t: h_t = cell(emb_t, h_{t-1}); score[b,s] = h_t . keysW[b,s]; a = softmax(mask(score))
            c = sum_s a[b,s] enc[b,s];  state_t = tanh(W_c([c ; h_t]))
+  --cell lstm (train and check only): encoder = LSTM(E, H) (packed the same way), decoder
+  cell = LSTMCell(in, H) with the same inputs; the decoder starts from the encoder's final
+  (h, c) of each sequence; everything else as above. seqgrad's side: model.cell = "lstm".
   logits = out(stack_t(state_t)) : ONE Linear over [T,B,H] after the recurrence
   loss = CrossEntropyLoss(ignore_index=0)(logits, gold) = mean over non-PAD gold tokens.
 
@@ -172,20 +175,21 @@ def make_batch(gen, B, Vs, Vt):
     return dict(src=src_pad, src_len=src_len, dec_in=dec_in, gold=gold, n_tokens=n_tokens)
 
 
-def useful_flops(cfg, batch):
+def useful_flops(cfg, batch, cell="gru"):
     """FLOPs of the non-pad work of one training step, as bench::training_flops counts them."""
     E, H, A, V = cfg["E"], cfg["H"], cfg["A"], cfg["Vt"]
+    G = 4 if cell == "lstm" else 3  # gates
     fwd = 0.0
     for S, T in zip(batch["src_len"].tolist(), (batch["gold"] != PAD).sum(1).tolist()):
-        fwd += S * (2 * E * 3 * H + 2 * H * 3 * H)  # encoder GRU
+        fwd += S * (2 * E * G * H + 2 * H * G * H)  # encoder GRU / LSTM
         if cfg["attn"] == "bahdanau":
             fwd += S * 2 * H * A  # keys projected once
             fwd += T * (2 * H * A + 2 * S * A + 2 * S * H)  # query, scores, context
-            fwd += T * (2 * (E + H) * 3 * H + 2 * H * 3 * H)  # decoder GRU
+            fwd += T * (2 * (E + H) * G * H + 2 * H * G * H)  # decoder cell
         else:
             fwd += S * 2 * H * H  # W_a keys once
             fwd += T * (2 * S * H + 2 * S * H + 2 * 2 * H * H)  # scores, context, W_c
-            fwd += T * (2 * E * 3 * H + 2 * H * 3 * H)
+            fwd += T * (2 * E * G * H + 2 * H * G * H)
         fwd += T * 2 * H * V  # output projection
     return 3 * fwd
 
@@ -198,50 +202,57 @@ def make_pool(seed, B, Vs, Vt, n=POOL_BATCHES):
 # ----------------------------------------------------------------------------- model
 
 class Seq2Seq(nn.Module):
-    def __init__(self, attn, E, H, A, Vs, Vt):
+    def __init__(self, attn, E, H, A, Vs, Vt, cell="gru"):
         super().__init__()
-        self.attn, self.H, self.Vt = attn, H, Vt
+        self.attn, self.H, self.Vt, self.lstm = attn, H, Vt, cell == "lstm"
+        Layer, Cell = (nn.LSTM, nn.LSTMCell) if self.lstm else (nn.GRU, nn.GRUCell)
         self.src_emb = nn.Embedding(Vs, E, padding_idx=PAD)
-        self.encoder = nn.GRU(E, H, num_layers=1, batch_first=True)
+        self.encoder = Layer(E, H, num_layers=1, batch_first=True)
         self.tgt_emb = nn.Embedding(Vt, E, padding_idx=PAD)
         if attn == "bahdanau":
             self.W_k = nn.Linear(H, A, bias=True)
             self.W_q = nn.Linear(H, A, bias=False)
             self.v = nn.Linear(A, 1, bias=False)
-            self.cell = nn.GRUCell(E + H, H)
+            self.cell = Cell(E + H, H)
         elif attn == "luong":
             self.W_a = nn.Linear(H, H, bias=False)
             self.W_c = nn.Linear(2 * H, H, bias=False)
-            self.cell = nn.GRUCell(E, H)
+            self.cell = Cell(E, H)
         else:
             raise ValueError(attn)
         self.out = nn.Linear(H, Vt)
 
     def encode(self, src, src_len):
-        """src [B,S] -> enc [B,S,H], h [B,H], mask [B,S] (True = padded), keys."""
+        """src [B,S] -> enc [B,S,H], h [B,H] (LSTM: the pair (h, c)), mask [B,S] (True =
+        padded), keys."""
         S = src.shape[1]
         x = self.src_emb(src)
         packed = pack_padded_sequence(x, src_len, batch_first=True, enforce_sorted=False)
-        out, h_n = self.encoder(packed)
+        out, final = self.encoder(packed)
         enc, _ = pad_packed_sequence(out, batch_first=True, total_length=S)
         mask = torch.arange(S)[None, :] >= src_len[:, None]
         keys = self.W_k(enc) if self.attn == "bahdanau" else self.W_a(enc)
-        return enc, h_n[0], mask, keys
+        h = (final[0][0], final[1][0]) if self.lstm else final[0]
+        return enc, h, mask, keys
 
-    def step(self, emb_t, h, enc, mask, keys):
-        """One decoder step: returns (h_t, state_t fed to the output projection)."""
+    def step(self, emb_t, state, enc, mask, keys):
+        """One decoder step: returns (new state, state_t fed to the output projection); the
+        state is h, or (h, c) for an LSTM."""
+        h = state[0] if self.lstm else state
         if self.attn == "bahdanau":
             e = self.v(torch.tanh(self.W_q(h).unsqueeze(1) + keys)).squeeze(2)  # [B,S]
             a = torch.softmax(e.masked_fill(mask, float("-inf")), dim=1)
             c = torch.bmm(a.unsqueeze(1), enc).squeeze(1)  # [B,H]
-            h = self.cell(torch.cat([emb_t, c], dim=1), h)
-            return h, h
-        h = self.cell(emb_t, h)
+            state = self.cell(torch.cat([emb_t, c], dim=1), state)
+            h = state[0] if self.lstm else state
+            return state, h
+        state = self.cell(emb_t, state)
+        h = state[0] if self.lstm else state
         e = torch.bmm(keys, h.unsqueeze(2)).squeeze(2)  # [B,S]
         a = torch.softmax(e.masked_fill(mask, float("-inf")), dim=1)
         c = torch.bmm(a.unsqueeze(1), enc).squeeze(1)
         att = torch.tanh(self.W_c(torch.cat([c, h], dim=1)))
-        return h, att
+        return state, att
 
     def forward(self, src, src_len, dec_in):
         enc, h, mask, keys = self.encode(src, src_len)
@@ -259,9 +270,9 @@ def loss_fn(model, batch):
     return F.cross_entropy(logits.reshape(-1, model.Vt), gold, ignore_index=PAD)
 
 
-def build(cfg, seed):
+def build(cfg, seed, cell="gru"):
     torch.manual_seed(seed)
-    model = Seq2Seq(cfg["attn"], cfg["E"], cfg["H"], cfg["A"], cfg["Vs"], cfg["Vt"])
+    model = Seq2Seq(cfg["attn"], cfg["E"], cfg["H"], cfg["A"], cfg["Vs"], cfg["Vt"], cell)
     opt = torch.optim.Adam(model.parameters(), lr=1e-3, foreach=True)  # foreach: a bit faster
     return model, opt
 
@@ -288,11 +299,11 @@ def warmup(fn, args):
 
 def bench_train(args):
     cfg = CONFIGS[args.config]
-    model, opt = build(cfg, args.seed)
+    model, opt = build(cfg, args.seed, args.cell)
     params = list(model.parameters())
     pool = make_pool(args.seed + 1, cfg["B"], cfg["Vs"], cfg["Vt"])
     tokens_per_step = statistics.mean(b["n_tokens"] for b in pool)
-    flops_per_step = statistics.mean(useful_flops(cfg, b) for b in pool)
+    flops_per_step = statistics.mean(useful_flops(cfg, b, args.cell) for b in pool)
     model.train()
 
     n_warm = warmup(lambda i: train_step(model, opt, params, pool[i % len(pool)]), args)
@@ -308,7 +319,7 @@ def bench_train(args):
         if t1 - t_start >= args.seconds and len(times) >= 5:
             break
     med = statistics.median(times)
-    emit(dict(impl="torch", bench="train", config=args.config, threads=args.threads,
+    emit(dict(impl="torch", bench="train", config=args.config, cell=args.cell, threads=args.threads,
               ms_per_step=round(med * 1e3, 4),
               tokens_per_s=round(tokens_per_step / med, 2),
               gflops=round(flops_per_step / med / 1e9, 4),
@@ -437,7 +448,7 @@ def bench_check(args):
     greedy == beam search of width 1; masking gives padded source positions zero weight;
     packed encoder final state == state at each sequence's own last token."""
     cfg = CONFIGS[args.config]
-    model, opt = build(cfg, args.seed)
+    model, opt = build(cfg, args.seed, args.cell)
     params = list(model.parameters())
     batch = make_pool(args.seed + 1, cfg["B"], cfg["Vs"], cfg["Vt"], n=1)[0]
     losses = [float(train_step(model, opt, params, batch)) for _ in range(50)]
@@ -450,11 +461,13 @@ def bench_check(args):
         x = model.src_emb(batch["src"])
         full, _ = model.encoder(x)
         last = full[torch.arange(len(batch["src_len"])), batch["src_len"] - 1]
+        if model.lstm:
+            h = h[0]
         ok_pack = torch.allclose(last, h, atol=1e-5)
         ok_padzero = bool((enc[mask] == 0).all())
         # attention weights on padded positions are exactly zero (Bahdanau path)
         ok_mask = True
-        if model.attn == "bahdanau":
+        if model.attn == "bahdanau" and not model.lstm:  # greedy/beam search: GRU only
             e = model.v(torch.tanh(model.W_q(h).unsqueeze(1) + keys)).squeeze(2)
             a = torch.softmax(e.masked_fill(mask, float("-inf")), dim=1)
             ok_mask = bool((a[mask] == 0).all()) and torch.allclose(a.sum(1), torch.ones(a.shape[0]))
@@ -494,6 +507,8 @@ def main():
     p = argparse.ArgumentParser(description="PyTorch baseline for seqgrad's benchmarks")
     p.add_argument("--bench", choices=["train", "decode", "check"], default="train")
     p.add_argument("--config", choices=sorted(CONFIGS), default="a")
+    p.add_argument("--cell", choices=["gru", "lstm"], default="gru",
+                   help="train/check: the encoder's and decoder's recurrent cell")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--seconds", type=float, default=10.0)
     p.add_argument("--mode", choices=["greedy", "beam5"], default=None,
@@ -503,6 +518,8 @@ def main():
     p.add_argument("--warmup-seconds", type=float, default=3.0)
     p.add_argument("--warmup-steps", type=int, default=10)
     args = p.parse_args()
+    if args.cell != "gru" and args.bench == "decode":
+        p.error("--cell lstm: the decode benchmark is GRU only")
 
     check_env(args.threads)
     torch.set_num_threads(args.threads)

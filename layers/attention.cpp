@@ -107,17 +107,18 @@ Tensor additive_attention_scores_composed(const Tensor& query_projected,
 
 // ---- Bahdanau --------------------------------------------------------------------------------
 
-BahdanauAttention::BahdanauAttention(int64_t query_dim, int64_t key_dim, int64_t attn_dim, Rng& rng)
+BahdanauAttention::BahdanauAttention(int64_t query_dim, int64_t key_dim, int64_t attn_dim, Rng& rng,
+                                     bool key_bias)
     : Attention(query_dim, key_dim),
       W_q(query_dim, attn_dim, false, rng),
-      W_k(key_dim, attn_dim, true, rng),
+      W_k(key_dim, attn_dim, key_bias, rng),
       v(attn_dim, 1, false, rng) {
     register_module("W_q", W_q);
     register_module("W_k", W_k);
     register_module("v", v);
 }
 
-// keys [B,S,Dk] -> keys_projected [B,S,A] = keys W_kᵀ + b_k   (one gemm over B·S rows)
+// keys [B,S,Dk] -> keys_projected [B,S,A] = keys W_kᵀ (+ b_k)   (one gemm over B·S rows)
 Tensor BahdanauAttention::project_keys(const Tensor& keys) const {
     if (keys.rank() != 3)
         throw Error(fmt::format("BahdanauAttention: keys {} must be [B,S,{}]", keys.shape().str(),

@@ -87,13 +87,15 @@ class BahdanauAttention : public Attention {
   public:
     // Sub-modules W_q = Linear(query_dim, attn_dim, no bias), W_k = Linear(key_dim, attn_dim),
     // v = Linear(attn_dim, 1, no bias): parameters "W_q.weight", "W_k.weight", "W_k.bias",
-    // "v.weight", initialised in that order from `rng`.
-    BahdanauAttention(int64_t query_dim, int64_t key_dim, int64_t attn_dim, Rng& rng);
+    // "v.weight", initialised in that order from `rng`. key_bias false drops W_k's bias
+    // (reference implementations differ on it).
+    BahdanauAttention(int64_t query_dim, int64_t key_dim, int64_t attn_dim, Rng& rng,
+                      bool key_bias = true);
     BahdanauAttention(int64_t query_dim, int64_t key_dim, Rng& rng)
         : BahdanauAttention(query_dim, key_dim, 128, rng) {}
 
     using Attention::forward;
-    // keys [B, S, Dk] -> W_k keys + b_k  [B, S, A]
+    // keys [B, S, Dk] -> W_k keys (+ b_k)  [B, S, A]
     Tensor project_keys(const Tensor& keys) const override;
     AttentionResult forward(const Tensor& query, const Tensor& keys, const Tensor& keys_projected,
                             const Tensor& mask) const override;

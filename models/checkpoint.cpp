@@ -77,6 +77,21 @@ void load_parameters(const SafetensorsFile& checkpoint, Module& model) {
     model.load_state(state, checkpoint.path);
 }
 
+void check_checkpoint_cell(const SafetensorsFile& checkpoint, const ModelConfig& model) {
+    const nlohmann::json meta = checkpoint_metadata(checkpoint);
+    if (!meta.is_object() || !meta.contains("config") || !meta["config"].is_object()) return;
+    const nlohmann::json& config = meta["config"];
+    std::string cell = "gru";  // checkpoints from before model.cell existed
+    if (config.contains("model") && config["model"].is_object() && config["model"].contains("cell"))
+        cell = config["model"]["cell"].is_string() ? config["model"]["cell"].get<std::string>()
+                                                   : config["model"]["cell"].dump();
+    if (cell != model.cell)
+        throw Error(fmt::format(
+            "{}: the checkpoint holds a model with model.cell \"{}\", the config asks for \"{}\" "
+            "(a checkpoint only loads into a model with the cell it was trained with)",
+            checkpoint.path, cell, model.cell));
+}
+
 nlohmann::json rng_state_to_json(const Rng& rng) {
     nlohmann::json state = nlohmann::json::array();
     for (uint64_t word : rng.state()) state.push_back(std::to_string(word));

@@ -22,6 +22,7 @@
 
 #include "seqgrad/autograd/rng.h"
 #include "seqgrad/layers/module.h"
+#include "seqgrad/models/config.h"
 #include "seqgrad/models/safetensors.h"
 
 namespace seqgrad {
@@ -40,6 +41,13 @@ void save_checkpoint(const std::string& path, const Module& model,
 //   decoder.out.weight: given [6000,256], model expects [5000,256]
 // The checkpoint's extra tensors are not parameters and are ignored here.
 void load_parameters(const SafetensorsFile& checkpoint, Module& model);
+
+// A checkpoint written by `seqgrad train` records its config in its metadata ("config"); this
+// throws an Error naming the file and both cells when that config's model.cell ("gru" when the
+// checkpoint predates the key) is not `model.cell`, e.g. an LSTM checkpoint loaded into a GRU
+// model. A checkpoint without a recorded config passes (its parameter names are checked by
+// load_parameters anyway).
+void check_checkpoint_cell(const SafetensorsFile& checkpoint, const ModelConfig& model);
 
 // The JSON given to save_checkpoint ({} for a plain safetensors file without it).
 nlohmann::json checkpoint_metadata(const SafetensorsFile& checkpoint);

@@ -221,17 +221,28 @@ Config Config::from_json(const json& j, const std::string& source) {
     {
         SectionReader r(j, "model", source);
         ModelConfig& m = c.model;
+        r.choice("cell", m.cell, {"gru", "lstm", "rnn"});
         r.integer("embedding_size", m.embedding_size, 1);
         r.integer("hidden_size", m.hidden_size, 1);
+        r.integer("encoder_hidden_size", m.encoder_hidden_size, 0);
         r.integer("encoder_layers", m.encoder_layers, 1, 8);
+        r.integer("decoder_layers", m.decoder_layers, 1, 8);
         r.boolean("bidirectional", m.bidirectional);
         r.choice("attention", m.attention,
                  {"bahdanau", "luong_dot", "luong_general", "luong_concat", "none"});
         r.integer("attention_size", m.attention_size, 1);
         r.boolean("luong_scaled", m.luong_scaled);
         r.boolean("input_feeding", m.input_feeding);
+        r.boolean("attention_bias", m.attention_bias);
+        r.choice("output_layer", m.output_layer, {"plain", "deep"});
+        r.choice("init", m.init, {"pytorch", "normal"});
         r.number("dropout", m.dropout, 0, 0.95);
         r.finish();
+        if (r.given("attention_bias") && !m.attention_bias && m.attention != "bahdanau")
+            throw Error(fmt::format(
+                "{}: model.attention_bias: only read with model.attention \"bahdanau\" (the "
+                "attention is \"{}\"); remove the key or set model.attention to \"bahdanau\"",
+                source, m.attention));
     }
     {
         SectionReader r(j, "train", source);
@@ -309,14 +320,20 @@ json Config::to_json() const {
           {"dates_test", d.dates_test},
           {"dates_seed", d.dates_seed}}},
         {"model",
-         {{"embedding_size", m.embedding_size},
+         {{"cell", m.cell},
+          {"embedding_size", m.embedding_size},
           {"hidden_size", m.hidden_size},
+          {"encoder_hidden_size", m.encoder_hidden_size},
           {"encoder_layers", m.encoder_layers},
+          {"decoder_layers", m.decoder_layers},
           {"bidirectional", m.bidirectional},
           {"attention", m.attention},
           {"attention_size", m.attention_size},
           {"luong_scaled", m.luong_scaled},
           {"input_feeding", m.input_feeding},
+          {"attention_bias", m.attention_bias},
+          {"output_layer", m.output_layer},
+          {"init", m.init},
           {"dropout", m.dropout}}},
         {"train",
          {{"batch_size", t.batch_size},

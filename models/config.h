@@ -35,16 +35,27 @@ struct DataConfig {
 };
 
 struct ModelConfig {
+    std::string cell = "gru";  // the encoder's and decoder's cell: "gru", "lstm" or "rnn"
     int embedding_size = 64;
-    int hidden_size = 128;
+    int hidden_size = 128;        // the decoder's state size H
+    int encoder_hidden_size = 0;  // per direction; 0 = hidden_size
     int encoder_layers = 1;
+    int decoder_layers = 1;
     bool bidirectional = false;
     // "bahdanau", "luong_dot", "luong_general", "luong_concat" or "none"
     std::string attention = "bahdanau";
     int attention_size = 128;
     bool luong_scaled = false;   // luong_dot: divide scores by sqrt(d)
     bool input_feeding = false;  // Luong: feed the attentional vector into the next step
+    bool attention_bias = true;  // Bahdanau: the key projection W_k has a bias
+    // "plain": the output projection reads the decoder's output state o_t; "deep": it reads
+    // [o_t; c_t; emb(y_{t-1})] (Bahdanau et al. 2015)
+    std::string output_layer = "plain";
+    // "pytorch": PyTorch's default initialisers; "normal": every weight N(0, 0.01), every bias 0
+    std::string init = "pytorch";
     double dropout = 0.0;
+
+    int64_t encoder_size() const { return encoder_hidden_size > 0 ? encoder_hidden_size : hidden_size; }
 };
 
 struct TrainConfig {

@@ -25,7 +25,9 @@ LoadedRun load_run(const std::string& run_dir, const std::string& which, bool lo
     if (!std::filesystem::exists(path))
         throw Error(
             fmt::format("{}: no checkpoint ({}.safetensors or last.safetensors)", run_dir, which));
-    load_parameters(load_safetensors(path), *run.model);
+    const SafetensorsFile file = load_safetensors(path);
+    check_checkpoint_cell(file, run.config.model);
+    load_parameters(file, *run.model);
     run.model->eval();
     run.checkpoint_path = path;
     return run;

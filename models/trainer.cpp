@@ -566,6 +566,7 @@ class Run {
 
     void restore(const std::string& path) {
         SafetensorsFile file = load_safetensors(path);
+        check_checkpoint_cell(file, config_.model);
         load_parameters(file, *model_);
         json meta = checkpoint_metadata(file);
         for (const char* key : {"progress", "rng", "optimizer", "schedule"})
