@@ -462,13 +462,6 @@ GradflowReport run_gradflow(const GradflowOptions& o) {
         // one model per cell × attention; named by the attention alone when the cell is the
         // default GRU (as before --cells existed), "cell+attention" otherwise
         const bool gru_only = o.cells == std::vector<std::string>{"gru"};
-        for (const std::string& cell : o.cells)
-            if (cell != "gru")
-                throw Error(fmt::format(
-                    "gradflow: --cells {}: the Seq2Seq tasks (copy, reverse, dates, text) run "
-                    "with the GRU only in this build; the long-range tasks (--task "
-                    "adding|copy_memory) take every cell",
-                    cell));
         size_t k = 0;
         for (const std::string& cell : o.cells)
             for (const std::string& attention : o.models) {
@@ -476,6 +469,7 @@ GradflowReport run_gradflow(const GradflowOptions& o) {
                 for (int s = 0; s < o.seeds; ++s) {
                     ModelConfig config = o.model;
                     config.attention = attention;
+                    config.cell = cell;
                     Rng rng(o.seed + uint64_t(s));
                     Seq2Seq model(config, source_vocab, target_vocab, rng);
                     study.study(k, name, "fresh", s, model, data, {s});
