@@ -646,7 +646,10 @@ std::vector<std::string> write_gradflow_outputs(const GradflowReport& report,
     const bool long_range = is_long_range_task(o.task);
     const char* length_name = long_range ? "T" : "L";
     for (const std::string& stage : stages_of(report)) {
-        const std::string label = stage_label(stage, o.train_steps);
+        // the long-range models train until the threshold, at most train_steps steps
+        const std::string label = long_range && stage == "trained"
+                                      ? fmt::format("trained, ≤ {} steps", o.train_steps)
+                                      : stage_label(stage, o.train_steps);
         plot::LinePlot position;
         position.title = fmt::format("gradient reaching encoder step t, {} = {} ({}, {})",
                                      length_name, largest, label, o.task);
@@ -666,8 +669,8 @@ std::vector<std::string> write_gradflow_outputs(const GradflowReport& report,
         first.markers = true;
         // the split of dL/dh_t (attention models only: without attention all is recurrent)
         plot::LinePlot split = position;
-        split.title = fmt::format("dL/dh_t: through attention vs recurrence, {} = {} ({}, {})",
-                                  length_name, largest, label, o.task);
+        split.title =
+            fmt::format("split of dL/dh_t, {} = {} ({}, {})", length_name, largest, label, o.task);
         split.y_label = "mean norm of the part of dL/dh_t";
         std::map<std::string, plot::Series> by_model;
         std::vector<std::string> order;
