@@ -59,6 +59,8 @@ training (compare fresh and briefly trained models):
   --threshold X          adding/copy_memory: the loss to reach (default: a tenth of the
                          memoryless baseline, 1/60 and ln(8)/10)
   --window W             ... as the mean of the last W steps' losses (default 20)
+  --seed-index K         adding/copy_memory: run only the K-th (0-based) of the --seeds seeds,
+                         with the numbers it has in the whole study (to spread it over processes)
 output:
   --out DIR              default gradflow/: gradflow.csv (every number), summary.csv,
                          for each STAGE (fresh, run, trained): grad_vs_position_STAGE.svg and

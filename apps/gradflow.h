@@ -107,6 +107,9 @@ struct GradflowOptions {
     // the hidden size whose parameter count is closest to the reference's (equal budgets).
     double threshold = 0;  // 0: baseline / 10
     int window = 20;
+    // >= 0: run only this one of the `seeds` seeds (the same numbers as in a run of all of
+    // them), to spread a long study over several processes
+    int seed_index = -1;
     // Trained runs to study instead of fresh models (their `best` checkpoints); `seeds` then
     // averages over data batches.
     std::vector<std::string> run_dirs;

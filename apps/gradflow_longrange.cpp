@@ -48,6 +48,43 @@ double median(std::vector<int> v) {
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// Trains `model` (seed index s) on its task at length T until the threshold or
+// o.train_steps steps; every step's loss and gradient norms go to `training`.
+ThresholdRun train_to_threshold(const GradflowOptions& o, double threshold, const std::string& name,
+                                int s, int T, LongRangeModel& model,
+                                std::vector<TrainRecord>& training) {
+    LongRangeTrainOptions t;
+    t.length = T;
+    t.batch_size = o.batch_size;
+    t.max_steps = o.train_steps;
+    t.window = o.window;
+    t.threshold = threshold;
+    t.lr = o.lr;
+    t.clip_norm = o.clip_norm;
+    t.data_seed = o.seed * 7 + uint64_t(s) * 131 + uint64_t(T);
+    LongRangeTraining trained = train_long_range(model, t, [&](int step, double loss) {
+        TrainRecord record;
+        record.model = name;
+        record.seed = s;
+        record.step = step;
+        record.length = T;
+        record.loss = loss;
+        record.groups = group_grad_norms(model);
+        training.push_back(record);
+    });
+    ThresholdRun run;
+    run.cell = model.cell();
+    run.attention = model.attention_kind();
+    run.length = T;
+    run.seed = s;
+    run.hidden_size = model.hidden_size();
+    run.parameters = model.num_parameters();
+    run.reached_at = trained.reached_at;
+    run.steps_run = trained.steps_run;
+    run.final_loss = trained.final_loss;
+    return run;
+}
+
 }  // namespace
 
 void run_long_range_study(const GradflowOptions& o, GradflowReport& report) {
@@ -69,6 +106,7 @@ void run_long_range_study(const GradflowOptions& o, GradflowReport& report) {
                                   : matched_hidden_size(o.task, cell, attention, budget);
             for (int T : o.lengths)
                 for (int s = 0; s < o.seeds; ++s) {
+                    if (o.seed_index >= 0 && s != o.seed_index) continue;
                     Rng rng(o.seed + uint64_t(s));
                     LongRangeModel model(o.task, cell, attention, H, rng);
                     // the same measurement batch for every model and seed at this T
@@ -85,37 +123,9 @@ void run_long_range_study(const GradflowOptions& o, GradflowReport& report) {
                     };
                     measure("fresh");
                     if (o.train_steps == 0) continue;
-                    LongRangeTrainOptions t;
-                    t.length = T;
-                    t.batch_size = o.batch_size;
-                    t.max_steps = o.train_steps;
-                    t.window = o.window;
-                    t.threshold = threshold;
-                    t.lr = o.lr;
-                    t.clip_norm = o.clip_norm;
-                    t.data_seed = o.seed * 7 + uint64_t(s) * 131 + uint64_t(T);
-                    LongRangeTraining trained =
-                        train_long_range(model, t, [&](int step, double loss) {
-                            TrainRecord record;
-                            record.model = name;
-                            record.seed = s;
-                            record.step = step;
-                            record.length = T;
-                            record.loss = loss;
-                            record.groups = group_grad_norms(model);
-                            report.training.push_back(record);
-                        });
-                    ThresholdRun run;
-                    run.cell = cell;
-                    run.attention = attention;
-                    run.length = T;
-                    run.seed = s;
-                    run.hidden_size = H;
-                    run.parameters = model.num_parameters();
-                    run.reached_at = trained.reached_at;
-                    run.steps_run = trained.steps_run;
-                    run.final_loss = trained.final_loss;
-                    report.threshold_runs.push_back(run);
+                    report.threshold_runs.push_back(
+                        train_to_threshold(o, threshold, name, s, T, model, report.training));
+                    const ThresholdRun& run = report.threshold_runs.back();
                     measure("trained");
                     if (!o.quiet)
                         fmt::print(

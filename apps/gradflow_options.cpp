@@ -65,7 +65,7 @@ GradflowOptions parse_gradflow_options(const std::vector<std::string>& argv) {
                      "task",      "target-length",  "symbols",   "batch",   "seeds",
                      "seed",      "train-steps",    "lr",        "clip",    "embedding",
                      "hidden",    "attention-size", "run",       "threads", "measure-at",
-                     "threshold", "window"},
+                     "threshold", "window",         "seed-index"},
               {"quiet", "help"});
     if (!args.positional().empty())
         throw GradflowUsageError(
@@ -102,6 +102,13 @@ GradflowOptions parse_gradflow_options(const std::vector<std::string>& argv) {
     }
     o.lr = args.get_double("lr", o.lr);
     o.clip_norm = args.get_double("clip", o.clip_norm);
+    o.seed_index = args.get_int("seed-index", o.seed_index);
+    if (args.has("seed-index") &&
+        (!is_long_range_task(o.task) || o.seed_index < 0 || o.seed_index >= o.seeds))
+        throw Error(fmt::format(
+            "gradflow: --seed-index {}: expected 0..{} (--seeds {}), with --task adding or "
+            "copy_memory",
+            o.seed_index, o.seeds - 1, o.seeds));
     o.threshold = args.get_double("threshold", o.threshold);
     o.window = args.get_int("window", o.window);
     if (o.threshold < 0 || o.window < 1)

@@ -209,6 +209,11 @@ TEST_CASE("gradflow options: --cells, --attention and its older name --models") 
           std::string::npos);
     CHECK(message({"--lengths", "5,x"}).find("--lengths") != std::string::npos);
     CHECK(message({"--threshold", "-1"}).find("--threshold") != std::string::npos);
+    CHECK(message({"--task", "adding", "--seeds", "3", "--seed-index", "3"})
+              .find("--seed-index 3: expected 0..2") != std::string::npos);
+    CHECK(message({"--task", "copy", "--seed-index", "0"}).find("--seed-index") !=
+          std::string::npos);
+    CHECK(parse_gradflow_options({"--task", "adding", "--seed-index", "2"}).seed_index == 2);
     CHECK_THROWS_AS(parse_gradflow_options({"stray"}), GradflowUsageError);
 }
 
@@ -250,6 +255,21 @@ TEST_CASE("the long-range study: curves per cell+attention, threshold runs, tabl
         CHECK(std::filesystem::exists(std::filesystem::path(o.out_dir) / name));
     }
     std::filesystem::remove_all(o.out_dir);
+    // --seed-index runs one seed, with the numbers it has in the whole study
+    GradflowOptions one = o;
+    one.seed_index = 1;
+    GradflowReport part = run_gradflow(one);
+    REQUIRE(part.threshold_runs.size() == 4);
+    for (const ThresholdRun& r : part.threshold_runs) {
+        CHECK(r.seed == 1);
+        bool found = false;
+        for (const ThresholdRun& full : report.threshold_runs)
+            if (full.seed == 1 && full.length == r.length && full.attention == r.attention) {
+                CHECK(full.final_loss == r.final_loss);
+                found = true;
+            }
+        CHECK(found);
+    }
     o.run_dirs = {"runs/x"};
     CHECK_THROWS_AS(run_gradflow(o), Error);  // fresh models only
 }
