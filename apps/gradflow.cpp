@@ -661,7 +661,8 @@ std::vector<std::string> write_gradflow_outputs(const GradflowReport& report,
                                      length_name, largest, label, o.task);
         relative.y_label = "mean ‖dL/dh_t‖ / mean ‖dL/dh_L‖";
         plot::LinePlot first;
-        first.title = fmt::format("gradient reaching encoder step 1 vs source length ({}, {})",
+        first.title = fmt::format("gradient reaching {} ({}, {})",
+                                  long_range ? "step 1 vs T" : "encoder step 1 vs source length",
                                   label, o.task);
         first.x_label = long_range ? "T" : "source length L";
         first.y_label = "mean ‖dL/dh_1‖";
