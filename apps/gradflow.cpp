@@ -9,6 +9,8 @@
 #include <memory>
 #include <tuple>
 
+#include "apps/gradflow_longrange.h"
+#include "apps/longrange_tasks.h"
 #include "apps/plot.h"
 #include "seqgrad/autograd/ops.h"
 #include "seqgrad/data/dates.h"
@@ -31,10 +33,12 @@ GroupGradNorms group_grad_norms(const Module& model) {
         if (!g) continue;
         double s = 0;
         for (int64_t i = 0; i < p.numel(); ++i) s += double(g[i]) * double(g[i]);
-        int group = name.rfind("encoder.", 0) == 0             ? 0
-                    : name.rfind("decoder.attention.", 0) == 0 ? 1
-                    : name.rfind("decoder.out.", 0) == 0       ? 3
-                                                               : 2;
+        auto starts = [&](const char* prefix) { return name.rfind(prefix, 0) == 0; };
+        // Seq2Seq's names, and the long-range models' (apps/longrange_model.h)
+        int group = starts("encoder.")                                     ? 0
+                    : starts("decoder.attention.") || starts("attention.") ? 1
+                    : starts("decoder.out.") || starts("out.")             ? 3
+                                                                           : 2;
         sq[group] += s;
     }
     GroupGradNorms n;
@@ -145,6 +149,8 @@ FlowMeasurement measure_gradient_flow(Seq2Seq& model, const Batch& batch) {
     EncodedSource source = model.encode(batch);
     Tensor embedded = source.embedded;
     embedded.retain_grad();
+    Tensor outputs = source.outputs;  // [B,S,D*H], the node attention reads
+    outputs.retain_grad();
     std::vector<Tensor> states;  // [direction][t], each [B,H]
     for (int d = 0; d < D; ++d)
         for (int64_t t = 0; t < S; ++t) {
@@ -159,6 +165,9 @@ FlowMeasurement measure_gradient_flow(Seq2Seq& model, const Batch& batch) {
     // Per-row norms, averaged over the rows valid at each position.
     m.hidden.assign(size_t(S), 0);
     m.embedding.assign(size_t(S), 0);
+    m.direct.assign(size_t(S), 0);
+    m.recurrent.assign(size_t(S), 0);
+    const real* direct = outputs.grad_data();  // nullptr without attention
     m.rows.assign(size_t(S), 0);
     m.embedding_per_row.assign(size_t(B * S), 0);
     for (int64_t b = 0; b < B; ++b)
@@ -166,10 +175,19 @@ FlowMeasurement measure_gradient_flow(Seq2Seq& model, const Batch& batch) {
             double e = std::sqrt(row_norm_sq(embedded.grad_data(), (b * S + t) * E, E));
             m.embedding_per_row[size_t(b * S + t)] = e;
             if (t >= batch.src_lengths[b]) continue;
-            double h_sq = 0;
-            for (int d = 0; d < D; ++d)
-                h_sq += row_norm_sq(states[size_t(d * S + t)].grad_data(), b * H, H);
+            double h_sq = 0, rest_sq = 0;
+            for (int d = 0; d < D; ++d) {
+                const real* total = states[size_t(d * S + t)].grad_data();
+                h_sq += row_norm_sq(total, b * H, H);
+                for (int64_t j = 0; j < H; ++j) {
+                    const double g = total ? double(total[b * H + j]) : 0;
+                    const double a = direct ? double(direct[(b * S + t) * D * H + d * H + j]) : 0;
+                    rest_sq += (g - a) * (g - a);
+                }
+            }
             m.hidden[size_t(t)] += std::sqrt(h_sq);
+            m.direct[size_t(t)] += std::sqrt(row_norm_sq(direct, (b * S + t) * D * H, D * H));
+            m.recurrent[size_t(t)] += std::sqrt(rest_sq);
             m.embedding[size_t(t)] += e;
             m.rows[size_t(t)]++;
         }
@@ -177,6 +195,8 @@ FlowMeasurement measure_gradient_flow(Seq2Seq& model, const Batch& batch) {
         if (m.rows[size_t(t)] > 0) {
             m.hidden[size_t(t)] /= m.rows[size_t(t)];
             m.embedding[size_t(t)] /= m.rows[size_t(t)];
+            m.direct[size_t(t)] /= m.rows[size_t(t)];
+            m.recurrent[size_t(t)] /= m.rows[size_t(t)];
         }
     m.groups = group_grad_norms(model);
     attention_diagnostics(model, batch, m);
@@ -255,10 +275,14 @@ struct Accumulator {
         if (curve.hidden.empty()) {
             curve.hidden.assign(m.hidden.size(), 0);
             curve.embedding.assign(m.embedding.size(), 0);
+            curve.direct.assign(m.direct.size(), 0);
+            curve.recurrent.assign(m.recurrent.size(), 0);
         }
         for (size_t t = 0; t < m.hidden.size(); ++t) {
             curve.hidden[t] += m.hidden[t];
             curve.embedding[t] += m.embedding[t];
+            curve.direct[t] += m.direct[t];
+            curve.recurrent[t] += m.recurrent[t];
         }
         curve.loss += m.loss;
         curve.groups.encoder += m.groups.encoder;
@@ -282,6 +306,8 @@ struct Accumulator {
         const double n = count;
         for (double& x : c.hidden) x /= n;
         for (double& x : c.embedding) x /= n;
+        for (double& x : c.direct) x /= n;
+        for (double& x : c.recurrent) x /= n;
         c.loss /= n;
         c.groups.encoder /= n;
         c.groups.attention /= n;
@@ -394,10 +420,18 @@ GradflowReport run_gradflow(const GradflowOptions& o) {
         if (L < 2) throw Error(fmt::format("gradflow: source length {} must be >= 2", L));
     if (o.seeds < 1 || o.batch_size < 1 || o.train_steps < 0)
         throw Error("gradflow: --seeds and --batch must be >= 1, --train-steps >= 0");
-    if (o.task != "copy" && o.task != "reverse" && o.task != "dates" && o.task != "text")
-        throw Error(
-            fmt::format("gradflow: --task '{}': expected copy, reverse, dates or text", o.task));
+    if (o.task != "copy" && o.task != "reverse" && o.task != "dates" && o.task != "text" &&
+        !is_long_range_task(o.task))
+        throw Error(fmt::format(
+            "gradflow: --task '{}': expected copy, reverse, dates, text, adding or copy_memory",
+            o.task));
     GradflowReport report;
+    if (is_long_range_task(o.task)) {
+        if (!o.run_dirs.empty())
+            throw Error(fmt::format("gradflow: --task {} studies fresh models (no --run)", o.task));
+        run_long_range_study(o, report);
+        return report;
+    }
     Study study(o, report);
     DataSource synthetic;
     synthetic.task = o.task;
@@ -425,13 +459,22 @@ GradflowReport run_gradflow(const GradflowOptions& o) {
             data.text_task = &dates_task;
             data.pool = dates;
         }
-        for (size_t k = 0; k < o.models.size(); ++k)
-            for (int s = 0; s < o.seeds; ++s) {
-                ModelConfig config = o.model;
-                config.attention = o.models[k];
-                Rng rng(o.seed + uint64_t(s));
-                Seq2Seq model(config, source_vocab, target_vocab, rng);
-                study.study(k, o.models[k], "fresh", s, model, data, {s});
+        // one model per cell × attention; named by the attention alone when the cell is the
+        // default GRU (as before --cells existed), "cell+attention" otherwise
+        const bool gru_only = o.cells == std::vector<std::string>{"gru"};
+        size_t k = 0;
+        for (const std::string& cell : o.cells)
+            for (const std::string& attention : o.models) {
+                const std::string name = gru_only ? attention : cell + "+" + attention;
+                for (int s = 0; s < o.seeds; ++s) {
+                    ModelConfig config = o.model;
+                    config.attention = attention;
+                    config.cell = cell;
+                    Rng rng(o.seed + uint64_t(s));
+                    Seq2Seq model(config, source_vocab, target_vocab, rng);
+                    study.study(k, name, "fresh", s, model, data, {s});
+                }
+                k++;
             }
     } else {
         // Trained runs: one model each; the seeds average over data batches.
@@ -494,6 +537,70 @@ std::vector<std::string> stages_of(const GradflowReport& report) {
     return stages;
 }
 
+// training.csv and the plots of the training phase.
+template <class Write>
+void write_training_outputs(const GradflowReport& report, const GradflowOptions& o, Write& write) {
+    std::vector<std::vector<std::string>> rows;
+    for (const TrainRecord& r : report.training)
+        rows.push_back({r.model, std::to_string(r.seed), std::to_string(r.step),
+                        std::to_string(r.length), number(r.loss), number(r.groups.encoder),
+                        number(r.groups.attention), number(r.groups.decoder),
+                        number(r.groups.output), number(r.groups.total)});
+    write("training.csv",
+          plot::to_csv({"model", "seed", "step", "L", "loss", "grad_encoder", "grad_attention",
+                        "grad_decoder", "grad_output", "grad_total"},
+                       rows));
+    // Encoder-group gradient norm and loss, averaged over the seeds and over windows of
+    // `window` consecutive steps (each step has its own random L: single steps are noisy).
+    // The long-range tasks train each T on its own: the plots show the largest T.
+    const int largest = *std::max_element(o.lengths.begin(), o.lengths.end());
+    const bool one_length = is_long_range_task(o.task);
+    const std::string at_length = one_length ? fmt::format(", T = {}", largest) : "";
+    int last_step = 0;
+    for (const TrainRecord& r : report.training) last_step = std::max(last_step, r.step);
+    const int window = std::max(1, (last_step + 99) / 100);
+    plot::LinePlot norms, losses;
+    norms.title =
+        fmt::format("encoder gradient norm in training (mean over seeds, {}-step windows{})",
+                    window, at_length);
+    norms.x_label = "step";
+    norms.y_label = "‖dL/dθ_encoder‖";
+    norms.log_y = true;
+    losses.title =
+        fmt::format("training loss (mean over seeds, {}-step windows{})", window, at_length);
+    losses.x_label = "step";
+    losses.y_label = "loss";
+    losses.log_y = true;
+    std::vector<std::string> order;
+    struct Sums {
+        double norm = 0, loss = 0, steps = 0;
+        int count = 0;
+    };
+    std::map<std::string, std::map<int, Sums>> sums;  // model -> window -> sums
+    for (const TrainRecord& r : report.training) {
+        if (one_length && r.length != largest) continue;
+        if (!sums.count(r.model)) order.push_back(r.model);
+        Sums& s = sums[r.model][(r.step - 1) / window];
+        s.norm += r.groups.encoder;
+        s.loss += r.loss;
+        s.steps += r.step;
+        s.count++;
+    }
+    for (const std::string& name : order) {
+        plot::Series n{name, {}, {}}, l{name, {}, {}};
+        for (const auto& [w, s] : sums[name]) {
+            n.x.push_back(s.steps / s.count);  // the window's mean step
+            n.y.push_back(s.norm / s.count);
+            l.x.push_back(s.steps / s.count);
+            l.y.push_back(s.loss / s.count);
+        }
+        norms.series.push_back(n);
+        losses.series.push_back(l);
+    }
+    write("training_encoder_grad_norm.svg", plot::line_plot_svg(norms));
+    write("training_loss.svg", plot::line_plot_svg(losses));
+}
+
 }  // namespace
 
 std::vector<std::string> write_gradflow_outputs(const GradflowReport& report,
@@ -511,9 +618,11 @@ std::vector<std::string> write_gradflow_outputs(const GradflowReport& report,
     for (const FlowCurve& c : report.curves)
         for (size_t t = 0; t < c.hidden.size(); ++t)
             rows.push_back({c.model, c.stage, std::to_string(c.length), std::to_string(t + 1),
-                            number(c.hidden[t]), number(c.embedding[t])});
+                            number(c.hidden[t]), number(c.embedding[t]), number(c.direct[t]),
+                            number(c.recurrent[t])});
     write("gradflow.csv",
-          plot::to_csv({"model", "stage", "L", "t", "grad_norm_hidden", "grad_norm_embedding"},
+          plot::to_csv({"model", "stage", "L", "t", "grad_norm_hidden", "grad_norm_embedding",
+                        "grad_norm_direct", "grad_norm_recurrent"},
                        rows));
     rows.clear();
     for (const FlowCurve& c : report.curves) {
@@ -533,25 +642,37 @@ std::vector<std::string> write_gradflow_outputs(const GradflowReport& report,
                                       rows));
 
     const int largest = *std::max_element(o.lengths.begin(), o.lengths.end());
+    // the long-range tasks' length is T (the input has T + 20 steps for copy_memory)
+    const bool long_range = is_long_range_task(o.task);
+    const char* length_name = long_range ? "T" : "L";
     for (const std::string& stage : stages_of(report)) {
-        const std::string label = stage_label(stage, o.train_steps);
+        // the long-range models train until the threshold, at most train_steps steps
+        const std::string label = long_range && stage == "trained"
+                                      ? fmt::format("trained, ≤ {} steps", o.train_steps)
+                                      : stage_label(stage, o.train_steps);
         plot::LinePlot position;
-        position.title = fmt::format("gradient reaching encoder step t, L = {} ({}, {})", largest,
-                                     label, o.task);
-        position.x_label = "encoder position t";
+        position.title = fmt::format("gradient reaching encoder step t, {} = {} ({}, {})",
+                                     length_name, largest, label, o.task);
+        position.x_label = long_range ? "step t" : "encoder position t";
         position.y_label = "mean ‖dL/dh_t‖";
         position.log_y = true;
         plot::LinePlot relative = position;
-        relative.title = fmt::format("the same relative to the last step, L = {} ({}, {})", largest,
-                                     label, o.task);
+        relative.title = fmt::format("the same relative to the last step, {} = {} ({}, {})",
+                                     length_name, largest, label, o.task);
         relative.y_label = "mean ‖dL/dh_t‖ / mean ‖dL/dh_L‖";
         plot::LinePlot first;
-        first.title = fmt::format("gradient reaching encoder step 1 vs source length ({}, {})",
+        first.title = fmt::format("gradient reaching {} ({}, {})",
+                                  long_range ? "step 1 vs T" : "encoder step 1 vs source length",
                                   label, o.task);
-        first.x_label = "source length L";
+        first.x_label = long_range ? "T" : "source length L";
         first.y_label = "mean ‖dL/dh_1‖";
         first.log_y = true;
         first.markers = true;
+        // the split of dL/dh_t (attention models only: without attention all is recurrent)
+        plot::LinePlot split = position;
+        split.title =
+            fmt::format("split of dL/dh_t, {} = {} ({}, {})", length_name, largest, label, o.task);
+        split.y_label = "mean norm of the part of dL/dh_t";
         std::map<std::string, plot::Series> by_model;
         std::vector<std::string> order;
         for (const FlowCurve& c : report.curves) {
@@ -572,6 +693,14 @@ std::vector<std::string> write_gradflow_outputs(const GradflowReport& report,
                 }
                 position.series.push_back(s);
                 relative.series.push_back(r);
+                const bool has_attention =
+                    std::any_of(c.direct.begin(), c.direct.end(), [](double x) { return x > 0; });
+                if (has_attention) {
+                    plot::Series d{c.model + " direct", s.x, c.direct};
+                    plot::Series rec{c.model + " recurrent", s.x, c.recurrent};
+                    split.series.push_back(d);
+                    split.series.push_back(rec);
+                }
             }
         }
         for (const std::string& name : order) {
@@ -591,62 +720,24 @@ std::vector<std::string> write_gradflow_outputs(const GradflowReport& report,
         write(fmt::format("grad_vs_position_relative_{}.svg", stage),
               plot::line_plot_svg(relative));
         write(fmt::format("grad_first_step_vs_length_{}.svg", stage), plot::line_plot_svg(first));
+        if (!split.series.empty())
+            write(fmt::format("grad_split_{}.svg", stage), plot::line_plot_svg(split));
     }
 
-    if (!report.training.empty()) {
+    if (!report.threshold_runs.empty()) {
         rows.clear();
-        for (const TrainRecord& r : report.training)
-            rows.push_back({r.model, std::to_string(r.seed), std::to_string(r.step),
-                            std::to_string(r.length), number(r.loss), number(r.groups.encoder),
-                            number(r.groups.attention), number(r.groups.decoder),
-                            number(r.groups.output), number(r.groups.total)});
-        write("training.csv",
-              plot::to_csv({"model", "seed", "step", "L", "loss", "grad_encoder", "grad_attention",
-                            "grad_decoder", "grad_output", "grad_total"},
+        for (const ThresholdRun& r : report.threshold_runs)
+            rows.push_back({r.cell, r.attention, std::to_string(r.length), std::to_string(r.seed),
+                            std::to_string(r.hidden_size), std::to_string(r.parameters),
+                            std::to_string(r.reached_at), std::to_string(r.steps_run),
+                            number(r.final_loss)});
+        write("threshold_runs.csv",
+              plot::to_csv({"cell", "attention", "T", "seed", "hidden_size", "parameters",
+                            "reached_at", "steps_run", "final_window_loss"},
                            rows));
-        // Encoder-group gradient norm and loss, averaged over the seeds and over windows of
-        // `window` consecutive steps (each step has its own random L: single steps are noisy).
-        int last_step = 0;
-        for (const TrainRecord& r : report.training) last_step = std::max(last_step, r.step);
-        const int window = std::max(1, (last_step + 99) / 100);
-        plot::LinePlot norms, losses;
-        norms.title = fmt::format(
-            "encoder gradient norm in training (mean over seeds, {}-step windows)", window);
-        norms.x_label = "step";
-        norms.y_label = "‖dL/dθ_encoder‖";
-        norms.log_y = true;
-        losses.title = fmt::format("training loss (mean over seeds, {}-step windows)", window);
-        losses.x_label = "step";
-        losses.y_label = "loss";
-        losses.log_y = true;
-        std::vector<std::string> order;
-        struct Sums {
-            double norm = 0, loss = 0, steps = 0;
-            int count = 0;
-        };
-        std::map<std::string, std::map<int, Sums>> sums;  // model -> window -> sums
-        for (const TrainRecord& r : report.training) {
-            if (!sums.count(r.model)) order.push_back(r.model);
-            Sums& s = sums[r.model][(r.step - 1) / window];
-            s.norm += r.groups.encoder;
-            s.loss += r.loss;
-            s.steps += r.step;
-            s.count++;
-        }
-        for (const std::string& name : order) {
-            plot::Series n{name, {}, {}}, l{name, {}, {}};
-            for (const auto& [w, s] : sums[name]) {
-                n.x.push_back(s.steps / s.count);  // the window's mean step
-                n.y.push_back(s.norm / s.count);
-                l.x.push_back(s.steps / s.count);
-                l.y.push_back(s.loss / s.count);
-            }
-            norms.series.push_back(n);
-            losses.series.push_back(l);
-        }
-        write("training_encoder_grad_norm.svg", plot::line_plot_svg(norms));
-        write("training_loss.svg", plot::line_plot_svg(losses));
+        write("threshold_table.md", threshold_table(report.threshold_runs, o.train_steps));
     }
+    if (!report.training.empty()) write_training_outputs(report, o, write);
     return written;
 }
 

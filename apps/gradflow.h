@@ -38,7 +38,8 @@
 
 namespace seqgrad {
 
-// Gradient norms of the parameter groups (the same groups `seqgrad train` logs).
+// Gradient norms of the parameter groups (the same groups `seqgrad train` logs; the long-range
+// models' attention.* and out.* count as attention and output).
 struct GroupGradNorms {
     double encoder = 0;    // encoder.*
     double attention = 0;  // decoder.attention.*
@@ -56,6 +57,13 @@ struct FlowMeasurement {
     // row's last state unchanged (the "state" is a copy of h_len, not a state of its own).
     std::vector<double> hidden;     // ‖dL/dh_t‖
     std::vector<double> embedding;  // ‖dL/de_t‖
+    // The split of dL/dh_t. The encoder outputs the attention reads (EncodedSource::outputs,
+    // gathered from the step states) are a graph node of their own, so their gradient at
+    // [b, t] is the part of dL/dh_t that arrived directly through attention (the context
+    // vectors); the rest, dL/dh_t − that, arrived through the recurrence (h_{t+1}, and at a
+    // row's last step the decoder's initial state):
+    std::vector<double> direct;     // ‖dL/d outputs[b, t]‖
+    std::vector<double> recurrent;  // ‖dL/dh_t − dL/d outputs[b, t]‖
     std::vector<int> rows;          // rows counted at each position
     // ‖dL/de[b,t]‖ for every row b and position t (index b*S + t), padded positions included:
     // those are exactly 0 (a padded step is masked in the GRU).
@@ -77,9 +85,11 @@ FlowMeasurement measure_gradient_flow(Seq2Seq& model, const Batch& batch);
 // ---- the study -------------------------------------------------------------------------------
 
 struct GradflowOptions {
+    // attention kinds (--attention, or its older name --models)
     std::vector<std::string> models{"none", "bahdanau", "luong_dot", "luong_general"};
+    std::vector<std::string> cells{"gru"};  // recurrent cells (--cells rnn,gru,lstm)
     std::vector<int> lengths{5, 10, 20, 30, 40, 50, 60};
-    std::string task = "copy";  // copy | reverse | dates | text
+    std::string task = "copy";  // copy | reverse | dates | text | adding | copy_memory
     int target_length = 5;      // copy / reverse: K (0 = the whole source)
     int symbols = 20;           // copy / reverse with a fresh model: distinct source tokens
     int batch_size = 32;
@@ -90,11 +100,22 @@ struct GradflowOptions {
     double lr = 2e-3;             // Adam learning rate for train_steps
     double clip_norm = 1;         // gradient clipping for train_steps
     ModelConfig model;            // for fresh models (attention is taken from `models`)
+    // adding / copy_memory (apps/longrange_model.h): lengths are T; each model is trained on
+    // its own T until the mean loss of the last `window` steps is below `threshold` (default:
+    // a tenth of the memoryless baseline) or train_steps have run. model.hidden_size is the hidden
+    // size of the reference model, a GRU without attention; every other cell × attention gets
+    // the hidden size whose parameter count is closest to the reference's (equal budgets).
+    double threshold = 0;  // 0: baseline / 10
+    int window = 20;
+    // >= 0: run only this one of the `seeds` seeds (the same numbers as in a run of all of
+    // them), to spread a long study over several processes
+    int seed_index = -1;
     // Trained runs to study instead of fresh models (their `best` checkpoints); `seeds` then
     // averages over data batches.
     std::vector<std::string> run_dirs;
     std::string out_dir = "gradflow";
     bool quiet = false;
+    int threads = 1;  // BLAS threads
     GradflowOptions() {
         model.embedding_size = 32;
         model.hidden_size = 64;
@@ -104,11 +125,15 @@ struct GradflowOptions {
 
 // One (model, stage, L) of the study, averaged over the seeds.
 struct FlowCurve {
-    std::string model;  // "none", "bahdanau", ... (or the run's attention kind)
+    std::string model;  // "none", "bahdanau", ... (or the run's attention kind); with several
+                        // cells or a long-range task "cell+attention", e.g. "lstm+bahdanau"
     std::string stage;  // "fresh" (new model), "run" (loaded from a run), "stepN" (after N
                         // training steps) or "trained" (after all of them)
     int length = 0;
     std::vector<double> hidden, embedding;  // [L], averaged over rows and seeds
+    // hidden split (apps/gradflow.h, measure_gradient_flow): the part that arrives directly
+    // through attention, and the rest (through h_{t+1}; at the last step also the bridge)
+    std::vector<double> direct, recurrent;
     double loss = 0, saturation = NAN, entropy = NAN, entropy_ratio = NAN;
     GroupGradNorms groups;
 };
@@ -123,10 +148,30 @@ struct TrainRecord {
     GroupGradNorms groups;  // before clipping
 };
 
+// One model trained to the loss threshold (adding / copy_memory).
+struct ThresholdRun {
+    std::string cell, attention;
+    int length = 0, seed = 0;
+    int64_t hidden_size = 0, parameters = 0;
+    int reached_at = -1;  // first step with the window mean below the threshold; -1: never
+    int steps_run = 0;
+    double final_loss = 0;
+};
+
 struct GradflowReport {
     std::vector<FlowCurve> curves;
     std::vector<TrainRecord> training;
+    std::vector<ThresholdRun> threshold_runs;
 };
+
+// The options of `seqgrad gradflow ARGS...` (apps/cmd_gradflow.cpp has the help text). Throws
+// Error naming the option on a bad value (an unknown cell or attention kind, a bad list...),
+// and GradflowUsageError on positional arguments. task is left empty with --run and no --task
+// (the command then takes the run's own task).
+struct GradflowUsageError : Error {
+    using Error::Error;
+};
+GradflowOptions parse_gradflow_options(const std::vector<std::string>& argv);
 
 // Runs the whole study (no files written).
 GradflowReport run_gradflow(const GradflowOptions& options);

@@ -9,6 +9,7 @@
 
 #include "apps/gradflow.h"
 #include "seqgrad/data/vocab.h"
+#include "seqgrad/layers/recurrent.h"
 #include "test_util.h"
 
 using namespace seqgrad;
@@ -154,6 +155,68 @@ TEST_CASE("attention none vs bahdanau: the gradient at t = 1 is a plausible posi
         CHECK(m.hidden.back() > 0);  // the last state feeds the decoder directly
         for (int r : m.rows) CHECK(r == 6);
     }
+}
+
+// The split of dL/dh_t in a Seq2Seq: EncodedSource::outputs is its own node, and what reaches
+// it is the direct part; the rest must be J_{t+1}ᵀ dL/dh_{t+1}, computed here independently by
+// backpropagating dL/dh_{t+1} through one composed GRU step.
+TEST_CASE("Seq2Seq: dL/dh_t = (through attention) + (through h_{t+1}); none has no direct part") {
+    for (const char* cell : {"rnn", "gru", "lstm"})
+        for (const char* attention : {"none", "bahdanau", "luong_dot"}) {
+            CAPTURE(cell);
+            CAPTURE(attention);
+            Rng rng(3);
+            ModelConfig config = tiny_config(attention);
+            config.cell = cell;
+            // the LSTM's recurrence also runs through c_{t+1}, whose gradient is not kept: its
+            // check is the norms' and the zero direct part's
+            const bool lstm = config.cell == "lstm";
+            Seq2Seq model(config, 16, 16, rng);
+            model.eval();
+            Rng data_rng(8);
+            Batch batch = synthetic_batch("copy", 6, 3, 8, 3, data_rng);
+            const int64_t B = 3, S = 6, H = 5, E = 4;
+            model.zero_grad();
+            EncodedSource source = model.encode(batch);
+            source.outputs.retain_grad();
+            for (Tensor& h : source.step_states) h.retain_grad();
+            model.forward_loss(batch, source).loss.backward();
+            const bool none = std::string(attention) == "none";
+            CHECK((source.outputs.grad_data() == nullptr) == none);
+            const Recurrent::Weights& w = model.encoder.recurrent->weights(0, 0);
+            double direct_sum = 0;
+            // the last step also feeds the decoder's h_0
+            for (int64_t t = 0; t + 1 < S && !lstm; ++t) {
+                CAPTURE(t);
+                Tensor h =
+                    Tensor::from_vector({B, H}, source.step_states[size_t(t)].to_vector(), true);
+                Tensor x = reshape(slice(source.embedded.detach(), 1, t + 1, t + 2), {B, E});
+                Tensor next = cell_step_composed(parse_cell_type(cell), w, x, {h, Tensor()}).h;
+                const real* g_next = source.step_states[size_t(t + 1)].grad_data();
+                REQUIRE(g_next != nullptr);
+                sum(mul(next,
+                        Tensor::from_vector({B, H}, std::vector<real>(g_next, g_next + B * H))))
+                    .backward();
+                const real* total = source.step_states[size_t(t)].grad_data();
+                const real* direct = source.outputs.grad_data();
+                for (int64_t b = 0; b < B; ++b)
+                    for (int64_t j = 0; j < H; ++j) {
+                        const double d = direct ? double(direct[(b * S + t) * H + j]) : 0;
+                        direct_sum += std::fabs(d);
+                        CHECK(double(total[b * H + j]) ==
+                              doctest::Approx(d + double(h.grad_data()[b * H + j])).epsilon(1e-10));
+                    }
+            }
+            if (!lstm) CHECK((direct_sum == 0) == none);
+            // measure_gradient_flow reports their norms
+            FlowMeasurement m = measure_gradient_flow(model, batch);
+            for (int64_t t = 0; t < S; ++t) {
+                CAPTURE(t);
+                CHECK((m.direct[size_t(t)] == 0) == none);
+                CHECK(m.hidden[size_t(t)] <= m.direct[size_t(t)] + m.recurrent[size_t(t)] + 1e-15);
+                if (none) CHECK(m.recurrent[size_t(t)] == doctest::Approx(m.hidden[size_t(t)]));
+            }
+        }
 }
 
 TEST_CASE("the study: every (model, stage, L) curve, CSV and SVG files") {
