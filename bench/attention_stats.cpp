@@ -137,11 +137,12 @@ void measure_attention(const Model& m, const Batch& batch, const std::vector<std
     for (int64_t t = 0; t < T; ++t) {
         std::vector<int32_t> previous;
         for (int64_t b = 0; b < B; ++b) previous.push_back(batch.tgt_in[size_t(b * T + t)]);
-        const Tensor query_before = state.tensors[0], steps_before = state.tensors[5];
+        const Seq2Seq::StateParts before = model.state_parts(state);
         const StepResult step = model.step(previous, state);
+        const Seq2Seq::StateParts after = model.state_parts(state);
         const AttentionResult again = model.decoder.attention->forward(
-            luong ? state.tensors[0] : query_before, state.tensors[2], state.tensors[3],
-            state.tensors[4], steps_before);
+            luong ? after.top_hidden : before.top_hidden, after.encoder_outputs,
+            after.keys_projected, after.mask, before.output_step);
         for (int64_t i = 0; i < B * S; ++i)
             if (std::fabs(again.weights.data()[i] - step.attention.data()[i]) > 1e-5)
                 throw Error(

@@ -439,6 +439,17 @@ DecoderState Seq2Seq::initial_state(const EncodedSource& source) const {
     return state;
 }
 
+Seq2Seq::StateParts Seq2Seq::state_parts(const DecoderState& state) const {
+    const size_t L = size_t(decoder.num_layers());
+    if (state.tensors.size() != kLayers + L && state.tensors.size() != kLayers + 2 * L)
+        throw Error(
+            fmt::format("Seq2Seq::state_parts: a state of {} tensors for a decoder of {} "
+                        "layers",
+                        state.tensors.size(), L));
+    return {state.tensors[kLayers + L - 1], state.tensors[kEncoderOutputs],
+            state.tensors[kKeysProjected], state.tensors[kMask], state.tensors[kOutputStep]};
+}
+
 StepResult Seq2Seq::step(const std::vector<int32_t>& previous_tokens, DecoderState& state) const {
     const int64_t N = state.rows();
     if (int64_t(previous_tokens.size()) != N)

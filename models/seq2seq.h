@@ -147,6 +147,12 @@ class Seq2Seq : public Module, public StepModel {
     DecoderState initial_state(const EncodedSource& source) const;
     StepResult step(const std::vector<int32_t>& previous_tokens,
                     DecoderState& state) const override;
+    // The named parts of a state made by initial_state, for tools that redo a step's attention
+    // (bench/attention_stats.cpp): the query the next step starts from is top_hidden.
+    struct StateParts {
+        Tensor top_hidden, encoder_outputs, keys_projected, mask, output_step;
+    };
+    StateParts state_parts(const DecoderState& state) const;
 
     Encoder encoder;
     Decoder decoder;
