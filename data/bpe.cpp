@@ -147,9 +147,15 @@ std::vector<std::string> Bpe::merge_symbols(const std::u32string& chars) const {
 // subword-nmt's recursive_split: `segment` is unknown, so replace it by the two symbols it was
 // made from (looking it up with "</w>" when it ends the word), keeping each that is known and
 // splitting further each that is not.
+//
+// Each split makes the segments strictly shorter, with one exception: the empty final segment
+// that cutting four characters off a right symbol of at most four leaves. With a merge
+// "< /w>" in the codes it would be looked up as "</w>" and split into "" again, forever
+// (subword-nmt itself dies of recursion there), so an empty segment is never split.
 void Bpe::split_for_vocabulary(const std::string& segment, bool final,
                                std::vector<std::string>& out) const {
-    auto it = unmerge_.find(final ? segment + std::string(kEndOfWord) : segment);
+    auto it = segment.empty() ? unmerge_.end()
+                              : unmerge_.find(final ? segment + std::string(kEndOfWord) : segment);
     if (it == unmerge_.end()) {
         out.push_back(segment);  // cannot be split further
         return;
