@@ -14,10 +14,13 @@ rm -rf "$dir" && mkdir -p "$work"
 launcher=$!
 for _ in $(seq 1 300); do [ -s "$dir/metrics.jsonl" ] && break; sleep 0.1; done
 [ -s "$dir/metrics.jsonl" ] || fail "training did not start within 30 s"
-# rank 1 is the seqgrad process whose environment says so (no pgrep: not every system has procps)
+# rank 1 is the seqgrad process of THIS job (its command line names this run directory: other
+# MPI tests may train at the same time under ctest -j) whose environment says so (no pgrep: not
+# every system has procps)
 killed=""
 for proc in /proc/[0-9]*; do
-  tr '\0' ' ' <"$proc/cmdline" 2>/dev/null | grep -q "$seqgrad train" || continue
+  tr '\0' ' ' <"$proc/cmdline" 2>/dev/null | grep -qF "output.run_dir=$dir " || continue
+  tr '\0' ' ' <"$proc/cmdline" 2>/dev/null | grep -qF "$seqgrad train" || continue
   tr '\0' '\n' <"$proc/environ" 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1' || continue
   killed=${proc#/proc/}
   kill -9 "$killed"
