@@ -34,8 +34,6 @@ void accumulate_weight_grad(Node& out, size_t w, size_t x, const real* dY, int64
 Tensor shared_over_steps(const Tensor& weight) {
     return fast::shared_over_steps(weight);
 }
-SharedOverStepsScope::SharedOverStepsScope(std::initializer_list<Tensor> weights)
-    : previous_size_(fast::open_shared_over_steps(weights)) {}
 SharedOverStepsScope::SharedOverStepsScope(const std::vector<Tensor>& weights)
     : previous_size_(fast::open_shared_over_steps(weights)) {}
 SharedOverStepsScope::~SharedOverStepsScope() {
@@ -84,7 +82,6 @@ Tensor shared_over_steps(const Tensor& weight) {
             fmt::format("shared_over_steps: weight {} must be [N, K]", weight.shape().str()));
     return weight;
 }
-SharedOverStepsScope::SharedOverStepsScope(std::initializer_list<Tensor>) : previous_size_(0) {}
 SharedOverStepsScope::SharedOverStepsScope(const std::vector<Tensor>&) : previous_size_(0) {}
 SharedOverStepsScope::~SharedOverStepsScope() = default;
 const Tensor& weight_in_use(const Tensor& weight) {

@@ -15,7 +15,6 @@
 
 #include <cstdint>
 #include <functional>
-#include <initializer_list>
 #include <memory>
 #include <vector>
 
@@ -109,8 +108,8 @@ Tensor shared_over_steps(const Tensor& weight);
 // Only parameters (leaves) are shared; undefined tensors and results of ops are skipped.
 class SharedOverStepsScope {
   public:
-    explicit SharedOverStepsScope(std::initializer_list<Tensor> weights);
-    explicit SharedOverStepsScope(const std::vector<Tensor>& weights);  // e.g. step_weights()
+    // {a, b, ...} or a cell's step_weights()
+    explicit SharedOverStepsScope(const std::vector<Tensor>& weights);
     ~SharedOverStepsScope();
     SharedOverStepsScope(const SharedOverStepsScope&) = delete;
     SharedOverStepsScope& operator=(const SharedOverStepsScope&) = delete;

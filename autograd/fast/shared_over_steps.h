@@ -14,7 +14,6 @@
 #pragma once
 
 #include <cstdint>
-#include <initializer_list>
 #include <vector>
 
 #include "seqgrad/autograd/tensor.h"
