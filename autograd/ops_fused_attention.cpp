@@ -1,10 +1,10 @@
 // Fused attention ops (see autograd/fused_attention.h for shapes and maths). Their row loops are
-// kernels (autograd/kernels.h): plain loops with std::tanh in the reference build, 8 float lanes
+// kernels (autograd/kernels/kernels.h): plain loops with std::tanh in the reference build, 8 float lanes
 // at a time in the fast one.
 #include <fmt/format.h>
 
 #include "seqgrad/autograd/fused_attention.h"
-#include "seqgrad/autograd/kernels.h"
+#include "seqgrad/autograd/kernels/kernels.h"
 
 namespace seqgrad {
 

@@ -10,7 +10,7 @@
 #include <cstring>
 
 #include "seqgrad/autograd/fused_cell.h"
-#include "seqgrad/autograd/kernels.h"
+#include "seqgrad/autograd/kernels/kernels.h"
 #include "seqgrad/autograd/ops.h"
 
 namespace seqgrad {
@@ -50,7 +50,7 @@ namespace {
 Tensor fused_cell(const char* op, const Tensor& gates, CellDims d, const Tensor& h,
                   const Tensor& weight_hh_parameter, const Tensor& bias_hh,
                   const Tensor& step_mask) {
-    // W_hh, or the view through which the steps of a recurrence share it (autograd/kernels.h)
+    // W_hh, or the view through which the steps of a recurrence share it (autograd/kernels/kernels.h)
     const Tensor& weight_hh = kernels::weight_in_use(weight_hh_parameter);
     const int64_t B = d.B, H = d.H, G = 3 * H, active = d.active;
     const int64_t gate_row_stride = d.T * G, gate_offset = d.t * G;

@@ -9,7 +9,7 @@
 // linear_cross_entropy computes the logits itself, into a buffer no one else sees, and writes G
 // over them: one [N, V] buffer for the whole output layer and loss, the same products.
 //
-// The row passes are kernels (autograd/kernels.h): plain loops with std::exp in the reference
+// The row passes are kernels (autograd/kernels/kernels.h): plain loops with std::exp in the reference
 // build, 8 float lanes at a time in the fast one.
 #include <fmt/format.h>
 
@@ -18,8 +18,8 @@
 #include <cstring>
 
 #include "seqgrad/autograd/fused_loss.h"
-#include "seqgrad/autograd/gemm.h"
-#include "seqgrad/autograd/kernels.h"
+#include "seqgrad/autograd/kernels/gemm.h"
+#include "seqgrad/autograd/kernels/kernels.h"
 
 namespace seqgrad {
 namespace {

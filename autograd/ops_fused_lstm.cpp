@@ -7,7 +7,7 @@
 
 #include "seqgrad/autograd/fused_cell.h"
 #include "seqgrad/autograd/fused_lstm.h"
-#include "seqgrad/autograd/kernels.h"
+#include "seqgrad/autograd/kernels/kernels.h"
 #include "seqgrad/autograd/ops.h"
 
 namespace seqgrad {
@@ -116,7 +116,7 @@ void fused_cell_backward(Node& out, CellDims d) {
 Tensor fused_cell(const char* op, const Tensor& gates, CellDims d, const Tensor& h, const Tensor& c,
                   const Tensor& weight_hh_parameter, const Tensor& bias_hh,
                   const Tensor& step_mask) {
-    // W_hh, or the view through which the steps of a recurrence share it (autograd/kernels.h)
+    // W_hh, or the view through which the steps of a recurrence share it (autograd/kernels/kernels.h)
     const Tensor& weight_hh = kernels::weight_in_use(weight_hh_parameter);
     const int64_t B = d.B, H = d.H, G = 4 * H, active = d.active;
     const int64_t gate_row_stride = d.T * G, gate_offset = d.t * G;

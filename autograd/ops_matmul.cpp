@@ -5,8 +5,8 @@
 
 #include <algorithm>
 
-#include "seqgrad/autograd/gemm.h"
-#include "seqgrad/autograd/kernels.h"
+#include "seqgrad/autograd/kernels/gemm.h"
+#include "seqgrad/autograd/kernels/kernels.h"
 #include "seqgrad/autograd/ops.h"
 
 namespace seqgrad {
@@ -86,7 +86,7 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool ta, bool tb) {
 
 // y = x Wᵀ + b, with x [..., in] seen as [rows, in], W [out, in], b [out].
 //   dx += dy W,  dW += dyᵀ x,  db += Σ_rows dy
-// The three products are kernels (autograd/kernels.h): each is one gemm in the reference build.
+// The three products are kernels (autograd/kernels/kernels.h): each is one gemm in the reference build.
 Tensor linear(const Tensor& x, const Tensor& weight_parameter, const Tensor& bias) {
     // the weight, or the view through which the steps of a recurrence share it
     const Tensor& weight = kernels::weight_in_use(weight_parameter);

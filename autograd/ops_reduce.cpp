@@ -6,7 +6,7 @@
 #include <cmath>
 #include <limits>
 
-#include "seqgrad/autograd/kernels.h"
+#include "seqgrad/autograd/kernels/kernels.h"
 #include "seqgrad/autograd/ops.h"
 
 namespace seqgrad {
@@ -77,7 +77,7 @@ real row_max(const char* op, const real* row, int64_t n, int64_t row_index) {
     return m;
 }
 
-// Σ_j e^(x_j − shift), summed in double (a kernel: autograd/kernels.h)
+// Σ_j e^(x_j − shift), summed in double (a kernel: autograd/kernels/kernels.h)
 double sum_exp_shifted(const real* x, real shift, int64_t n) {
     return kernels::sum_exp_shifted(x, shift, n);
 }

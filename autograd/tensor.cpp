@@ -6,7 +6,7 @@
 #include <cstring>
 #include <unordered_set>
 
-#include "seqgrad/autograd/kernels.h"
+#include "seqgrad/autograd/kernels/kernels.h"
 
 namespace seqgrad {
 namespace {

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "seqgrad/autograd/buffer_pool.h"
+#include "seqgrad/autograd/kernels/buffer_pool.h"
 #include "seqgrad/autograd/real.h"
 #include "seqgrad/autograd/shape.h"
 
@@ -56,8 +56,8 @@ struct Node : std::enable_shared_from_this<Node> {
     // dropout mask, GRU gates...) and integers (indices, dims).
     Buffer saved;
     std::vector<int32_t> saved_ints;
-    // The one extension point for the fast kernels (autograd/kernels.h): state that a fast
-    // kernel keeps on a node (today only a shared_over_steps view's, autograd/fast/). Never set
+    // The one extension point for the fast kernels (autograd/kernels/kernels.h): state that a fast
+    // kernel keeps on a node (today only a shared_over_steps view's, autograd/kernels/fast/). Never set
     // in the reference build. A node whose extension is set runs its backward even without a
     // .grad (the extension may hold gradient handed to it), and the extension is dropped with
     // the rest of the graph.

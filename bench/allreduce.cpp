@@ -1,4 +1,4 @@
-// The gradient sum across ranks (models/communicator.h) for the gradient sizes of the benchmark
+// The gradient sum across ranks (models/distributed/communicator.h) for the gradient sizes of the benchmark
 // models: one float per parameter, summed in rank order on every rank.
 //
 //   mpiexec -n 2 ./build/bench/allreduce [--configs a,c] [--reps 30]
@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "bench/synthetic.h"
-#include "seqgrad/models/communicator.h"
-#include "seqgrad/models/seq2seq.h"
+#include "seqgrad/models/distributed/communicator.h"
+#include "seqgrad/models/model/seq2seq.h"
 
 using namespace seqgrad;
 

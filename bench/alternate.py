@@ -2,7 +2,7 @@
 """bench/alternate.py — time several variants of bench/train_throughput against each other.
 
 Each variant ("arm") is a train_throughput binary plus environment settings (SEQGRAD_DISABLE,
-autograd/switches.h) and arguments. For every (config, threads) cell the arms run alternately,
+autograd/kernels/switches.h) and arguments. For every (config, threads) cell the arms run alternately,
 round after round (A B C ... A B C ...), each run its own process, and the table shows each
 arm's median ms/step over the rounds, the spread (min..max), and its ratio to the cell's first
 arm. Alternating spreads the load of a shared machine over all arms alike.

@@ -9,7 +9,7 @@
 //   score_var     the variance of the scores (before the softmax) over the S_b real positions.
 //                 Seq2Seq::step returns only the weights, so the step's attention is run again
 //                 from the decoder state (query: the state before the step for Bahdanau, after
-//                 it for Luong; models/seq2seq.h) for its AttentionResult::scores, and its
+//                 it for Luong; models/model/seq2seq.h) for its AttentionResult::scores, and its
 //                 weights must equal the step's (else an error: the state's layout changed).
 // Then the same batches are decoded greedily: exact match and BLEU (corpus, sacreBLEU's 13a,
 // on the normalised text) per bucket. Prints a table; --csv also writes it as CSV (appended to,
@@ -29,12 +29,12 @@
 #include <memory>
 #include <sstream>
 
-#include "apps/args.h"
-#include "apps/run_args.h"
+#include "apps/cli/args.h"
+#include "apps/cli/run_args.h"
 #include "seqgrad/data/bleu.h"
-#include "seqgrad/models/decoding.h"
-#include "seqgrad/models/run.h"
-#include "seqgrad/models/translator.h"
+#include "seqgrad/models/decoding/decoding.h"
+#include "seqgrad/models/run/run.h"
+#include "seqgrad/models/decoding/translator.h"
 
 using namespace seqgrad;
 

@@ -17,10 +17,10 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "apps/args.h"
+#include "apps/cli/args.h"
 #include "seqgrad/autograd/tensor.h"
-#include "seqgrad/models/decoding.h"
-#include "seqgrad/models/seq2seq.h"
+#include "seqgrad/models/decoding/decoding.h"
+#include "seqgrad/models/model/seq2seq.h"
 #include "synthetic.h"
 
 using namespace seqgrad;

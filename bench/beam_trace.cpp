@@ -1,4 +1,4 @@
-// The cost of recording the beam-search trace (BeamSearchExtras::trace, models/beam_trace.h):
+// The cost of recording the beam-search trace (BeamSearchExtras::trace, models/decoding/beam_trace.h):
 // beam 5 on a config-(a)-sized Bahdanau model (random seeded weights, E=H=A=256, vocabularies
 // 4000/6000, sources from the benchmark distribution, max length 20), plain and traced, in
 // alternated rounds so that both see the same machine load. Prints one JSON line per batch size:
@@ -15,12 +15,12 @@
 #include <algorithm>
 #include <sstream>
 
-#include "apps/args.h"
+#include "apps/cli/args.h"
 #include "bench_util.h"
-#include "seqgrad/autograd/gemm.h"
-#include "seqgrad/autograd/parallel.h"
-#include "seqgrad/models/decoding.h"
-#include "seqgrad/models/seq2seq.h"
+#include "seqgrad/autograd/kernels/gemm.h"
+#include "seqgrad/autograd/kernels/parallel.h"
+#include "seqgrad/models/decoding/decoding.h"
+#include "seqgrad/models/model/seq2seq.h"
 #include "synthetic.h"
 
 using namespace seqgrad;

@@ -13,7 +13,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "apps/args.h"
+#include "apps/cli/args.h"
 #include "seqgrad/autograd/rng.h"
 #include "seqgrad/autograd/tensor.h"
 #include "seqgrad/data/dates.h"

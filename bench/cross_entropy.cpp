@@ -21,7 +21,7 @@
 #include <functional>
 #include <vector>
 
-#include "seqgrad/autograd/gemm.h"
+#include "seqgrad/autograd/kernels/gemm.h"
 #include "seqgrad/autograd/rng.h"
 #include "seqgrad/layers/loss.h"
 

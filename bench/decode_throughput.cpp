@@ -11,12 +11,12 @@
 
 #include <ctime>
 
-#include "apps/args.h"
+#include "apps/cli/args.h"
 #include "bench_util.h"
-#include "seqgrad/autograd/gemm.h"
-#include "seqgrad/autograd/parallel.h"
-#include "seqgrad/models/decoding.h"
-#include "seqgrad/models/seq2seq.h"
+#include "seqgrad/autograd/kernels/gemm.h"
+#include "seqgrad/autograd/kernels/parallel.h"
+#include "seqgrad/models/decoding/decoding.h"
+#include "seqgrad/models/model/seq2seq.h"
 #include "synthetic.h"
 
 using namespace seqgrad;
@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
     bench::BenchConfig c = bench::bench_config("a");
     c.B = args.get_int("batch", 1);
     set_blas_threads(threads);  // the encoder's products over all source positions
-    set_num_threads(threads);   // the decoder's small products, split by column (autograd/gemm.cpp)
+    set_num_threads(threads);   // the decoder's small products, split by column (autograd/kernels/gemm.cpp)
 
     Rng rng(uint64_t(args.get_int("seed", 0)));
     Seq2Seq model(bench::model_config(c), c.Vs, c.Vt, rng);

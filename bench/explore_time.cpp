@@ -12,10 +12,10 @@
 #include <chrono>
 #include <ctime>
 
-#include "apps/args.h"
-#include "apps/commands.h"
-#include "seqgrad/autograd/gemm.h"
-#include "seqgrad/autograd/parallel.h"
+#include "apps/cli/args.h"
+#include "apps/cli/commands.h"
+#include "seqgrad/autograd/kernels/gemm.h"
+#include "seqgrad/autograd/kernels/parallel.h"
 
 using namespace seqgrad;
 

@@ -2,7 +2,7 @@
 # bench/ladder.sh — the performance ladder of docs/performance.md: training speed with the
 # optimisations switched on one at a time, from the reference build to everything on.
 #
-# Every rung is a switch in one documented place: SEQGRAD_DISABLE (autograd/switches.h), the
+# Every rung is a switch in one documented place: SEQGRAD_DISABLE (autograd/kernels/switches.h), the
 # kernel build (-DSEQGRAD_KERNELS=reference|fast) or train_throughput's threads / --parallel.
 # All rungs of a cell run alternately, round after round (bench/alternate.py), so a busy
 # machine slows them alike.

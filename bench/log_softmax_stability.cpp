@@ -23,7 +23,7 @@
 #include <functional>
 #include <sstream>
 
-#include "apps/args.h"
+#include "apps/cli/args.h"
 #include "seqgrad/autograd/ops.h"
 
 using namespace seqgrad;

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "bench_util.h"
-#include "seqgrad/autograd/gemm.h"
+#include "seqgrad/autograd/kernels/gemm.h"
 #include "seqgrad/autograd/ops.h"
 
 using namespace seqgrad;

@@ -1,6 +1,6 @@
 // Training steps across processes: the step of bench/train_throughput (forward, backward,
 // clip_grad_norm(1.0), Adam) with the batch's rows split over ranks x threads
-// (models/data_parallel.h) and the gradients summed across ranks (models/communicator.h).
+// (models/training/data_parallel.h) and the gradients summed across ranks (models/distributed/communicator.h).
 //
 //   ./build/bench/mpi_train --config a [--threads T] [--steps 40]               one process
 //   mpiexec -n N ./build/bench/mpi_train --config a [--threads T] [--steps 40]  N processes
@@ -14,13 +14,13 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
-#include "apps/args.h"
+#include "apps/cli/args.h"
 #include "bench_util.h"
-#include "seqgrad/autograd/gemm.h"
-#include "seqgrad/autograd/parallel.h"
-#include "seqgrad/models/communicator.h"
-#include "seqgrad/models/data_parallel.h"
-#include "seqgrad/models/seq2seq.h"
+#include "seqgrad/autograd/kernels/gemm.h"
+#include "seqgrad/autograd/kernels/parallel.h"
+#include "seqgrad/models/distributed/communicator.h"
+#include "seqgrad/models/training/data_parallel.h"
+#include "seqgrad/models/model/seq2seq.h"
 #include "seqgrad/optim/adam.h"
 #include "seqgrad/optim/clip.h"
 #include "synthetic.h"

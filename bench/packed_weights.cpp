@@ -21,9 +21,9 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "apps/args.h"
+#include "apps/cli/args.h"
 #include "bench_util.h"
-#include "seqgrad/autograd/fast/gemm_kernels.h"
+#include "seqgrad/autograd/kernels/fast/gemm_kernels.h"
 #include "seqgrad/autograd/rng.h"
 
 #pragma GCC diagnostic ignored "-Wpsabi"

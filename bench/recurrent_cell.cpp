@@ -24,7 +24,7 @@
 #include <utility>
 #include <vector>
 
-#include "seqgrad/autograd/gemm.h"
+#include "seqgrad/autograd/kernels/gemm.h"
 #include "seqgrad/autograd/ops.h"
 #include "seqgrad/layers/recurrent.h"
 

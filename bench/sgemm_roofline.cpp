@@ -38,9 +38,9 @@
 #include <tuple>
 #include <vector>
 
-#include "apps/args.h"
+#include "apps/cli/args.h"
 #include "bench_util.h"
-#include "seqgrad/autograd/gemm.h"
+#include "seqgrad/autograd/kernels/gemm.h"
 #include "seqgrad/autograd/rng.h"
 #include "synthetic.h"
 

@@ -10,12 +10,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "apps/args.h"
+#include "apps/cli/args.h"
 #include "bench_util.h"
-#include "seqgrad/autograd/gemm.h"
-#include "seqgrad/autograd/parallel.h"
-#include "seqgrad/models/data_parallel.h"
-#include "seqgrad/models/seq2seq.h"
+#include "seqgrad/autograd/kernels/gemm.h"
+#include "seqgrad/autograd/kernels/parallel.h"
+#include "seqgrad/models/training/data_parallel.h"
+#include "seqgrad/models/model/seq2seq.h"
 #include "seqgrad/optim/adam.h"
 #include "seqgrad/optim/clip.h"
 #include "synthetic.h"
@@ -34,7 +34,7 @@ int main(int argc, char** argv) {
     const int target_len = args.get_int("target-len", 0);
     c.B = args.get_int("batch", c.B);
     // --parallel data (default with threads > 1): the batch's rows split over `threads` threads
-    // (models/data_parallel.h), each with 1-thread BLAS; --parallel blas: one thread of our own
+    // (models/training/data_parallel.h), each with 1-thread BLAS; --parallel blas: one thread of our own
     // and `threads` BLAS threads.
     const std::string parallel_mode = args.get("parallel", threads > 1 ? "data" : "blas");
     if (parallel_mode != "data" && parallel_mode != "blas")

@@ -5,8 +5,8 @@
 #include <seqgrad/autograd/rng.h>
 #include <seqgrad/data/batching.h>
 #include <seqgrad/data/vocab.h>
-#include <seqgrad/models/decoding.h>
-#include <seqgrad/models/seq2seq.h>
+#include <seqgrad/models/decoding/decoding.h>
+#include <seqgrad/models/model/seq2seq.h>
 #include <seqgrad/optim/adam.h>
 #include <seqgrad/optim/clip.h>
 
@@ -54,7 +54,7 @@ int main() {
     for (int i = 0; i < 2000; ++i) train.push_back(random_pair(data_rng));
     for (int i = 0; i < 200; ++i) test.push_back(random_pair(data_rng));
 
-    ModelConfig config;  // models/config.h: the same fields as a config file's "model" section
+    ModelConfig config;  // models/run/config.h: the same fields as a config file's "model" section
     config.embedding_size = 16;
     config.hidden_size = 64;
     config.attention = "bahdanau";

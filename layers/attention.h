@@ -43,7 +43,7 @@
 #include <memory>
 #include <vector>
 
-#include "seqgrad/autograd/switches.h"
+#include "seqgrad/autograd/kernels/switches.h"
 #include "seqgrad/layers/linear.h"
 #include "seqgrad/layers/module.h"
 
@@ -140,7 +140,7 @@ class BahdanauAttention : public Attention {
     Linear W_q, W_k, v;
     // Scores and context through the fused ops (autograd/fused_attention.h) or their composed
     // twins (below): the same numbers, the composed ones are the textbook form. Off by default
-    // only under SEQGRAD_DISABLE=fused_attention (autograd/switches.h).
+    // only under SEQGRAD_DISABLE=fused_attention (autograd/kernels/switches.h).
     bool use_fused = switches().fused_attention;
 };
 

@@ -10,7 +10,7 @@
 #include "seqgrad/autograd/fused_gru.h"
 #include "seqgrad/autograd/fused_lstm.h"
 #include "seqgrad/autograd/fused_rnn.h"
-#include "seqgrad/autograd/kernels.h"
+#include "seqgrad/autograd/kernels/kernels.h"
 #include "seqgrad/autograd/ops.h"
 #include "seqgrad/layers/gru.h"
 #include "seqgrad/layers/lstm.h"
@@ -300,7 +300,7 @@ RecurrentOutput Recurrent::forward(const Tensor& inputs, const std::vector<int32
             Tensor gates;  // [B,T,G], fused path only
             if (use_fused) gates = linear(layer_input, w.weight_ih, w.bias_ih);
             // every step multiplies by W_hh (a kernel may sum its gradient over the steps in one
-            // product: autograd/kernels.h)
+            // product: autograd/kernels/kernels.h)
             kernels::SharedOverStepsScope shared({w.weight_hh});
             for (int64_t step = 0; step < T; ++step) {
                 const int64_t t = dir == 0 ? step : T - 1 - step;

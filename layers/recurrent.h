@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "seqgrad/autograd/switches.h"
+#include "seqgrad/autograd/kernels/switches.h"
 #include "seqgrad/layers/module.h"
 
 namespace seqgrad {
@@ -77,7 +77,7 @@ class RecurrentCell : public Module {
 
     Tensor weight_ih, weight_hh, bias_ih, bias_hh;
     // true: the fused op; false: the composed twin. Off by default only under
-    // SEQGRAD_DISABLE=fused_gru / fused_lstm / fused_rnn (autograd/switches.h).
+    // SEQGRAD_DISABLE=fused_gru / fused_lstm / fused_rnn (autograd/kernels/switches.h).
     bool use_fused;
 
   protected:
@@ -136,7 +136,7 @@ class Recurrent : public Module {
     bool use_fused;
     // true (fused path): rows run sorted by decreasing length (see forward); false: in the given
     // order, every step on every row, so that step_states are the recurrence's own tensors
-    // (what gradient-flow studies need: apps/gradflow.cpp turns this off while it measures).
+    // (what gradient-flow studies need: apps/studies/gradflow.cpp turns this off while it measures).
     // Off by default only under SEQGRAD_DISABLE=shrink_batch.
     bool sort_by_length = switches().shrink_batch;
 

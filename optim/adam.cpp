@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "seqgrad/autograd/kernels.h"
+#include "seqgrad/autograd/kernels/kernels.h"
 
 namespace seqgrad {
 
@@ -71,7 +71,7 @@ void Adam::update(real grad_scale, bool zero_grads) {
         arrays.push_back({p.mutable_grad_data(), p.data(), state(exp_avg_, k).data(),
                           state(exp_avg_sq_, k).data(), p.numel()});
     }
-    // the update of every element (a kernel, autograd/kernels.h)
+    // the update of every element (a kernel, autograd/kernels/kernels.h)
     kernels::adam_update(c, arrays, zero_grads);
 }
 

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <type_traits>
 
-#include "seqgrad/autograd/kernels.h"
+#include "seqgrad/autograd/kernels/kernels.h"
 
 namespace seqgrad {
 

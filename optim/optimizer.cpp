@@ -8,7 +8,7 @@
 
 #include <map>
 #include <set>
-#include "seqgrad/autograd/kernels.h"
+#include "seqgrad/autograd/kernels/kernels.h"
 
 namespace seqgrad {
 

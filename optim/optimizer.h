@@ -68,7 +68,7 @@ class Optimizer {
 
   protected:
     // Parameters of at least this many elements may be cut between threads in the update loops
-    // (kernels::for_each_array, autograd/kernels.h); smaller ones go whole to one thread: 32K
+    // (kernels::for_each_array, autograd/kernels/kernels.h); smaller ones go whole to one thread: 32K
     // floats = 128 KB, enough work to be worth a share of a worker's wake-up (~10 µs).
     static constexpr int64_t kParallelGrain = int64_t(1) << 15;
 

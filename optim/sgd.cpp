@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-#include "seqgrad/autograd/kernels.h"
+#include "seqgrad/autograd/kernels/kernels.h"
 
 namespace seqgrad {
 

@@ -7,7 +7,7 @@
 #include "seqgrad/autograd/rng.h"
 #include "seqgrad/data/batching.h"
 #include "seqgrad/data/vocab.h"
-#include "seqgrad/models/config.h"
+#include "seqgrad/models/run/config.h"
 
 namespace seqgrad::testing {
 

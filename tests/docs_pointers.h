@@ -15,7 +15,7 @@
 //     "`name` (`path`)", "`name` (`path` / `other/path`)", "`name` in `path`" or "`path`'s `name`";
 //   - a test executable, `unit_test_gemm`: built from tests/unit/test_gemm.cpp;
 //   - a config key of the README's table, `model.hidden_size`: its last part is a key that
-//     models/config.cpp reads (`train.lock`, a file name, is not a key).
+//     models/run/config.cpp reads (`train.lock`, a file name, is not a key).
 #pragma once
 
 #include <algorithm>
@@ -182,7 +182,7 @@ inline std::vector<DocProblem> check_doc_pointers(const std::string& page, const
     static const std::regex link_re(R"(\]\(([^)\s]+)\))");
     static const std::regex config_key_re(R"(^(data|model|train|decode|output)\.([a-z_0-9]+)$)");
     const std::string config_source =
-        fs::exists(root / "models/config.cpp") ? read_text_file(root / "models/config.cpp") : "";
+        fs::exists(root / "models/run/config.cpp") ? read_text_file(root / "models/run/config.cpp") : "";
 
     std::istringstream lines(text);
     std::string line;
@@ -265,7 +265,7 @@ inline std::vector<DocProblem> check_doc_pointers(const std::string& page, const
             if (std::regex_match(s, key, config_key_re) && !file_suffixes.count(key[2].str())) {
                 if (!config_source.empty() &&
                     config_source.find("\"" + key[2].str() + "\"") == std::string::npos)
-                    problem("config key `" + s + "` is not read by models/config.cpp");
+                    problem("config key `" + s + "` is not read by models/run/config.cpp");
                 continue;
             }
             if (!is_cpp_name(s) || s[0] == '_') continue;  // `_valid`: a suffix of the key before

@@ -10,7 +10,7 @@
 #include <map>
 #include <vector>
 
-#include "seqgrad/models/decoding.h"
+#include "seqgrad/models/decoding/decoding.h"
 #include "test_util.h"
 
 namespace seqgrad::testing {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Claim 5: "The gradient reaching the first word of a 50-word input is close to zero for an LSTM,
 # and attention shortens that path to one step."
-# `seqgrad gradflow` (apps/gradflow_longrange.cpp) on the copy-memory task at T = 30 (inputs of
+# `seqgrad gradflow` (apps/studies/gradflow_longrange.cpp) on the copy-memory task at T = 30 (inputs of
 # exactly 50 steps), RNN, GRU and LSTM at equal parameter budgets, without and with Bahdanau
 # attention, fresh and after training; then the Seq2Seq copy task with 50-token sources, fresh.
 #   full: 3 seeds, 2000 training steps (~2 CPU-minutes)

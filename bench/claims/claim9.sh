@@ -5,8 +5,8 @@
 # a random Bahdanau model with E = H = A = 512 and 10,000-word vocabularies, source length =
 # output length L, every hypothesis forced to run all L steps. Against k for several L (one
 # sentence), and for a batch of 64 sentences (what `seqgrad translate` / `eval` decode at once).
-# Beside each measurement, the sizes of the tensors that grow with k (from models/beam_search.cpp
-# and models/seq2seq.cpp; see docs/claims.md).
+# Beside each measurement, the sizes of the tensors that grow with k (from models/decoding/beam_search.cpp
+# and models/model/seq2seq.cpp; see docs/claims.md).
 #   full: k = 1 .. 50, L = 25 .. 200, ~5 min      quick: H = 128, 4 points, ~10 s
 source "$(dirname "$0")/common.sh" 9 "$@"
 BENCH=./build/bench/beam_memory

@@ -1,10 +1,10 @@
 // libFuzzer harness: the config parser and validator, with --set overrides
-// (models/config.h). The input is a config file, then optionally a line "--set" followed by one
+// (models/run/config.h). The input is a config file, then optionally a line "--set" followed by one
 // override per line. A config that loads must also survive its own to_json() round trip.
 #include <string>
 #include <vector>
 
-#include "seqgrad/models/config.h"
+#include "seqgrad/models/run/config.h"
 #include "tests/fuzz/fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

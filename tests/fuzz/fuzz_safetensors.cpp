@@ -1,7 +1,7 @@
 // libFuzzer harness: the safetensors reader and the checkpoint metadata on top of it
-// (models/safetensors.h, models/checkpoint.h).
-#include "seqgrad/models/checkpoint.h"
-#include "seqgrad/models/safetensors.h"
+// (models/formats/safetensors.h, models/training/checkpoint.h).
+#include "seqgrad/models/training/checkpoint.h"
+#include "seqgrad/models/formats/safetensors.h"
 #include "tests/fuzz/fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

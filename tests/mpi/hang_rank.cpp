@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <thread>
 
-#include "seqgrad/models/communicator.h"
+#include "seqgrad/models/distributed/communicator.h"
 
 int main() {
     auto comm = seqgrad::mpi_communicator(2);

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "seqgrad/autograd/rng.h"
-#include "seqgrad/models/communicator.h"
+#include "seqgrad/models/distributed/communicator.h"
 
 using namespace seqgrad;
 

@@ -14,7 +14,7 @@
 #include <sstream>
 #include <string>
 
-#include "seqgrad/models/safetensors.h"
+#include "seqgrad/models/formats/safetensors.h"
 
 using namespace seqgrad;
 namespace fs = std::filesystem;

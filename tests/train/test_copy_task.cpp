@@ -3,8 +3,8 @@
 #include <doctest/doctest.h>
 
 #include "seqgrad/data/vocab.h"
-#include "seqgrad/models/decoding.h"
-#include "seqgrad/models/seq2seq.h"
+#include "seqgrad/models/decoding/decoding.h"
+#include "seqgrad/models/model/seq2seq.h"
 #include "seqgrad/optim/adam.h"
 #include "seqgrad/optim/clip.h"
 

@@ -15,10 +15,10 @@
 #include <sstream>
 #include <string>
 
-#include "apps/commands.h"
-#include "seqgrad/models/run.h"
-#include "seqgrad/models/trainer.h"
-#include "seqgrad/models/translator.h"
+#include "apps/cli/commands.h"
+#include "seqgrad/models/run/run.h"
+#include "seqgrad/models/training/trainer.h"
+#include "seqgrad/models/decoding/translator.h"
 
 using namespace seqgrad;
 namespace fs = std::filesystem;

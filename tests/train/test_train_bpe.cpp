@@ -11,9 +11,9 @@
 
 #include "seqgrad/data/bpe.h"
 #include "seqgrad/data/reversible_tokenizer.h"
-#include "seqgrad/models/run.h"
-#include "seqgrad/models/trainer.h"
-#include "seqgrad/models/translator.h"
+#include "seqgrad/models/run/run.h"
+#include "seqgrad/models/training/trainer.h"
+#include "seqgrad/models/decoding/translator.h"
 
 using namespace seqgrad;
 

@@ -10,9 +10,9 @@
 
 #include <unistd.h>
 
-#include "apps/commands.h"
-#include "seqgrad/models/checkpoint.h"
-#include "seqgrad/models/trainer.h"
+#include "apps/cli/commands.h"
+#include "seqgrad/models/training/checkpoint.h"
+#include "seqgrad/models/training/trainer.h"
 
 using namespace seqgrad;
 

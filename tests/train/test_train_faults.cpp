@@ -13,10 +13,10 @@
 #include <string>
 #include <utility>
 
-#include "seqgrad/models/checkpoint.h"
-#include "seqgrad/models/run_lock.h"
-#include "seqgrad/models/seq2seq.h"
-#include "seqgrad/models/trainer.h"
+#include "seqgrad/models/training/checkpoint.h"
+#include "seqgrad/models/training/run_lock.h"
+#include "seqgrad/models/model/seq2seq.h"
+#include "seqgrad/models/training/trainer.h"
 
 using namespace seqgrad;
 namespace fs = std::filesystem;

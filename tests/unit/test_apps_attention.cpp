@@ -1,7 +1,7 @@
-// Tests for apps/attention_report.h: the diagnosis on hand-made attention matrices (one-hot,
+// Tests for apps/studies/attention_report.h: the diagnosis on hand-made attention matrices (one-hot,
 // uniform, mixed), monotonicity, input checks, and the heatmap the `attention` command draws:
 // well-formed SVG containing every token label.
-#include "apps/attention_report.h"
+#include "apps/studies/attention_report.h"
 
 #include <doctest/doctest.h>
 

@@ -1,4 +1,4 @@
-// Tests for the `seqgrad bleu` and `seqgrad translate` command pieces (apps/commands.h): line
+// Tests for the `seqgrad bleu` and `seqgrad translate` command pieces (apps/cli/commands.h): line
 // counts that differ are an error naming both counts and files, --score-only prints just the
 // number, the whole command on in-memory input gives sacreBLEU's lines, invalid UTF-8 input is
 // an error naming the line.
@@ -10,7 +10,7 @@
 #include <sstream>
 #include <string>
 
-#include "apps/commands.h"
+#include "apps/cli/commands.h"
 
 using namespace seqgrad;
 

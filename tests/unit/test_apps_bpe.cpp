@@ -1,4 +1,4 @@
-// `seqgrad bpe learn|apply|vocab|undo` (apps/cmd_bpe.cpp) on in-memory input: subword-nmt's
+// `seqgrad bpe learn|apply|vocab|undo` (apps/cli/cmd_bpe.cpp) on in-memory input: subword-nmt's
 // files come out, and bad arguments or input are errors that say what is wrong.
 #include <doctest/doctest.h>
 
@@ -9,7 +9,7 @@
 
 #include <unistd.h>
 
-#include "apps/commands.h"
+#include "apps/cli/commands.h"
 #include "seqgrad/autograd/tensor.h"
 #include "seqgrad/data/file_io.h"
 

@@ -1,4 +1,4 @@
-// Tests for the pieces `seqgrad eval` adds to its report (apps/commands.h): repeated words and
+// Tests for the pieces `seqgrad eval` adds to its report (apps/cli/commands.h): repeated words and
 // 3-grams are counted per sentence (a repeat across two sentences is none), the rates are per
 // 1,000 words, and the summary lines say both the output's and the references' numbers.
 #include <doctest/doctest.h>
@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "apps/commands.h"
+#include "apps/cli/commands.h"
 
 using namespace seqgrad;
 

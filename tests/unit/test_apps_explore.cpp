@@ -7,9 +7,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "apps/commands.h"
-#include "apps/explore_data.h"
-#include "apps/explore_html.h"
+#include "apps/cli/commands.h"
+#include "apps/explore/explore_data.h"
+#include "apps/explore/explore_html.h"
 #include "seqgrad/autograd/tensor.h"
 
 using namespace seqgrad;

@@ -1,11 +1,11 @@
-// Tests for `seqgrad plot` (apps/cmd_plot.cpp): a CSV table in, a line plot out with one curve
+// Tests for `seqgrad plot` (apps/cli/cmd_plot.cpp): a CSV table in, a line plot out with one curve
 // per y column or per group value, points sorted by x, gaps for empty / nan fields, a log x axis;
 // bad input is an error naming the file, the line and the column.
 #include <doctest/doctest.h>
 
 #include <string>
 
-#include "apps/commands.h"
+#include "apps/cli/commands.h"
 #include "seqgrad/autograd/tensor.h"
 #include "seqgrad/data/file_io.h"
 #include "temp_dir.h"

@@ -1,5 +1,5 @@
-// The options eval, translate and attention share (apps/run_args.h).
-#include "apps/run_args.h"
+// The options eval, translate and attention share (apps/cli/run_args.h).
+#include "apps/cli/run_args.h"
 
 #include <doctest/doctest.h>
 

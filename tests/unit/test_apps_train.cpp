@@ -4,8 +4,8 @@
 
 #include <cmath>
 
-#include "apps/commands.h"
-#include "seqgrad/models/trainer.h"
+#include "apps/cli/commands.h"
+#include "seqgrad/models/training/trainer.h"
 
 using namespace seqgrad;
 

@@ -11,9 +11,9 @@
 #include "attention_variants.h"
 #include "batch_util.h"
 #include "seqgrad/layers/attention.h"
-#include "seqgrad/models/config.h"
-#include "seqgrad/models/decoding.h"
-#include "seqgrad/models/seq2seq.h"
+#include "seqgrad/models/run/config.h"
+#include "seqgrad/models/decoding/decoding.h"
+#include "seqgrad/models/model/seq2seq.h"
 #include "test_util.h"
 
 using namespace seqgrad;

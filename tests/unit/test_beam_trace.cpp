@@ -1,10 +1,10 @@
-// The beam-search trace (models/beam_trace.h) and forced target prefixes: the trace must be a
+// The beam-search trace (models/decoding/beam_trace.h) and forced target prefixes: the trace must be a
 // faithful record of what beam_search did, checked on hand-built probability tables (where each
 // node's fate is known) and on random models (where the invariants must hold everywhere).
 #include <cmath>
 
-#include "seqgrad/models/beam_trace.h"
-#include "seqgrad/models/decoding.h"
+#include "seqgrad/models/decoding/beam_trace.h"
+#include "seqgrad/models/decoding/decoding.h"
 #include "step_models.h"
 #include "test_util.h"
 

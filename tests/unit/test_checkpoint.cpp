@@ -1,4 +1,4 @@
-// Tests for models/safetensors.h and models/checkpoint.h: bit-exact round trips, the exact
+// Tests for models/formats/safetensors.h and models/training/checkpoint.h: bit-exact round trips, the exact
 // byte layout of the format, a hand-written reference file, parameter-name/shape checks with
 // their messages, corrupt files (never a crash), and atomic writes.
 #include <doctest/doctest.h>
@@ -17,8 +17,8 @@
 
 #include "seqgrad/autograd/rng.h"
 #include "seqgrad/layers/module.h"
-#include "seqgrad/models/checkpoint.h"
-#include "seqgrad/models/safetensors.h"
+#include "seqgrad/models/training/checkpoint.h"
+#include "seqgrad/models/formats/safetensors.h"
 
 using namespace seqgrad;
 namespace fs = std::filesystem;

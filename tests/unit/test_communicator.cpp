@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "seqgrad/models/communicator.h"
+#include "seqgrad/models/distributed/communicator.h"
 
 using namespace seqgrad;
 

@@ -4,7 +4,7 @@
 #include <fstream>
 
 #include "seqgrad/autograd/tensor.h"
-#include "seqgrad/models/config.h"
+#include "seqgrad/models/run/config.h"
 
 using namespace seqgrad;
 using nlohmann::json;

@@ -7,7 +7,7 @@
 #include <numeric>
 #include <set>
 
-#include "seqgrad/models/decoding.h"
+#include "seqgrad/models/decoding/decoding.h"
 #include "step_models.h"
 #include "test_util.h"
 

@@ -35,8 +35,8 @@ std::vector<DocProblem> check(const std::string& text) {
 TEST_CASE("the pointer checker accepts pointers that are true") {
     const auto problems = check(
         "| mask | `masked_fill` (`autograd/ops_elementwise.cpp`) |\n"
-        "`Seq2Seq::forward_loss` in `models/seq2seq.cpp`, the folder `autograd/`,\n"
-        "`models/seq2seq.cpp`'s `Encoder`, `Tensor` alone, [other page](attention.md),\n"
+        "`Seq2Seq::forward_loss` in `models/model/seq2seq.cpp`, the folder `autograd/`,\n"
+        "`models/model/seq2seq.cpp`'s `Encoder`, `Tensor` alone, [other page](attention.md),\n"
         "`make_result` (`autograd/tensor.h` / `autograd/tensor.cpp`), key `model.hidden_size`.\n"
         "```sh\n`not/a/path.cpp` inside a fence is a command, not a pointer\n```\n");
     INFO(describe(problems));
@@ -58,7 +58,7 @@ TEST_CASE("the pointer checker finds each kind of stale pointer") {
               std::string::npos);
     }
     SUBCASE("a qualified name whose member is missing") {
-        CHECK(check("`Seq2Seq::no_such_member_anywhere` in `models/seq2seq.cpp`\n").size() == 1);
+        CHECK(check("`Seq2Seq::no_such_member_anywhere` in `models/model/seq2seq.cpp`\n").size() == 1);
     }
     SUBCASE("a name that occurs nowhere in the code") {
         // Built from two pieces, so that this file does not contain the name it looks for.

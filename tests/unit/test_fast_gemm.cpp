@@ -1,4 +1,4 @@
-// The small-M kernel C = alpha A Bᵀ + beta C (autograd/fast/gemm_kernels.h), in both precisions,
+// The small-M kernel C = alpha A Bᵀ + beta C (autograd/kernels/fast/gemm_kernels.h), in both precisions,
 // and gemm() on both sides of the size where it hands x Wᵀ to that kernel instead of BLAS.
 // Reference: the naive triple loop in long double.
 //
@@ -11,9 +11,9 @@
 #include <limits>
 #include <vector>
 
-#include "seqgrad/autograd/fast/gemm_kernels.h"
-#include "seqgrad/autograd/gemm.h"
-#include "seqgrad/autograd/parallel.h"
+#include "seqgrad/autograd/kernels/fast/gemm_kernels.h"
+#include "seqgrad/autograd/kernels/gemm.h"
+#include "seqgrad/autograd/kernels/parallel.h"
 #include "test_util.h"
 
 namespace {
@@ -166,7 +166,7 @@ TEST_CASE("gemm: agrees with the naive product for every transpose and M 1..24")
 }
 
 // With seqgrad threads, gemm() splits a small-M product with a large B by output column
-// (autograd/gemm.cpp). The cuts fall on multiples of every register block width, so each column
+// (autograd/kernels/gemm.cpp). The cuts fall on multiples of every register block width, so each column
 // is summed exactly as without the split: the result must be bitwise the one of 1 thread, and
 // right. Shapes: below and above the size that is split, N not a multiple of the cut alignment,
 // one B large enough to be streamed past the cache (>= 4 MB), M = 1 (greedy) to 8.

@@ -1,10 +1,10 @@
-// GradientShard (autograd/fast/gradient_shard.h): the per-thread gradient buffers of the fast
+// GradientShard (autograd/kernels/fast/gradient_shard.h): the per-thread gradient buffers of the fast
 // data-parallel kernels — that a shard holds only the rows a step wrote, and that shards reduced
 // into the leaves give exactly the gradient of one thread. (Fast build only.)
 #include <cmath>
 #include <thread>
 
-#include "seqgrad/autograd/fast/gradient_shard.h"
+#include "seqgrad/autograd/kernels/fast/gradient_shard.h"
 #include "seqgrad/autograd/ops.h"
 #include "test_util.h"
 

@@ -1,4 +1,4 @@
-// The fast kernels (autograd/fast/) against their references (autograd/kernels_reference.h,
+// The fast kernels (autograd/kernels/fast/) against their references (autograd/kernels/kernels_reference.h,
 // kernels_reference.cpp, gemm.cpp): the row kernels in float and double on sizes with and
 // without a tail of 8, the products, the Adam update; and the float kernels' own accuracy.
 // (Fast build only: the reference build has no fast kernels.)
@@ -8,9 +8,9 @@
 #include <functional>
 #include <vector>
 
-#include "seqgrad/autograd/fast/kernels.h"
-#include "seqgrad/autograd/gemm.h"
-#include "seqgrad/autograd/kernels.h"
+#include "seqgrad/autograd/kernels/fast/kernels.h"
+#include "seqgrad/autograd/kernels/gemm.h"
+#include "seqgrad/autograd/kernels/kernels.h"
 #include "test_util.h"
 
 using namespace seqgrad;

@@ -1,9 +1,9 @@
-// The `seqgrad gradcheck` suite (apps/gradcheck_suite.h), run here in double precision: every
+// The `seqgrad gradcheck` suite (apps/gradcheck/gradcheck_suite.h), run here in double precision: every
 // entry must pass, each as its own SUBCASE so that a failure names the entry; and a
 // deliberately wrong gradient must fail, to show that the harness can fail at all.
 #include <set>
 
-#include "apps/gradcheck_suite.h"
+#include "apps/gradcheck/gradcheck_suite.h"
 #include "test_util.h"
 
 using namespace seqgrad;

@@ -1,4 +1,4 @@
-// Gradient-flow measurement (apps/gradflow.h) on tiny models: the structure of the result
+// Gradient-flow measurement (apps/studies/gradflow.h) on tiny models: the structure of the result
 // (finite numbers at every position, exactly zero gradient at padded positions, the numbers
 // agree with the gradient the parameters get), not a scientific conclusion.
 #include <unistd.h>
@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "apps/gradflow.h"
+#include "apps/studies/gradflow.h"
 #include "seqgrad/data/vocab.h"
 #include "seqgrad/layers/recurrent.h"
 #include "test_util.h"

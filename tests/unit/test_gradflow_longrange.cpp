@@ -1,4 +1,4 @@
-// The long-range tasks of `seqgrad gradflow` (apps/longrange_tasks.h, apps/longrange_model.h):
+// The long-range tasks of `seqgrad gradflow` (apps/studies/longrange_tasks.h, apps/studies/longrange_model.h):
 // the generators as the literature defines them (the adding problem's 1/6 baseline, the
 // copy-memory layout), the direct-versus-recurrent split of the gradient, and the command's
 // --cells / --attention parsing.
@@ -7,9 +7,9 @@
 #include <cmath>
 #include <filesystem>
 
-#include "apps/gradflow.h"
-#include "apps/gradflow_longrange.h"
-#include "apps/longrange_model.h"
+#include "apps/studies/gradflow.h"
+#include "apps/studies/gradflow_longrange.h"
+#include "apps/studies/longrange_model.h"
 #include "test_util.h"
 
 using namespace seqgrad;

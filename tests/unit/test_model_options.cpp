@@ -1,4 +1,4 @@
-// The model options of models/config.h beyond the attention kind: model.decoder_layers,
+// The model options of models/run/config.h beyond the attention kind: model.decoder_layers,
 // model.output_layer, model.init, model.attention_bias, model.encoder_hidden_size (and, with the
 // recurrent cells, model.cell). For every combination: the teacher-forced loss equals the loss of
 // the same tokens fed one step at a time through Seq2Seq::step (the DecoderState carries every
@@ -14,11 +14,11 @@
 #include <vector>
 
 #include "batch_util.h"
-#include "seqgrad/autograd/switches.h"
+#include "seqgrad/autograd/kernels/switches.h"
 #include "seqgrad/data/vocab.h"
-#include "seqgrad/models/checkpoint.h"
-#include "seqgrad/models/decoding.h"
-#include "seqgrad/models/seq2seq.h"
+#include "seqgrad/models/training/checkpoint.h"
+#include "seqgrad/models/decoding/decoding.h"
+#include "seqgrad/models/model/seq2seq.h"
 #include "test_util.h"
 
 using namespace seqgrad;

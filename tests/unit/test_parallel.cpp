@@ -1,4 +1,4 @@
-// autograd/parallel.h: every index is visited exactly once, errors come back to the caller,
+// autograd/kernels/parallel.h: every index is visited exactly once, errors come back to the caller,
 // nested calls run serially, and the optimizer passes built on it give the same bits with 1, 2
 // and 3 threads.
 #include <atomic>
@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "seqgrad/autograd/parallel.h"
+#include "seqgrad/autograd/kernels/parallel.h"
 #include "seqgrad/optim/adam.h"
 #include "seqgrad/optim/clip.h"
 #include "seqgrad/optim/sgd.h"

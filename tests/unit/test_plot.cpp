@@ -1,6 +1,6 @@
-// Tests for apps/plot.h: the SVG is well-formed XML, labels are escaped, skipped points are
+// Tests for apps/plot/plot.h: the SVG is well-formed XML, labels are escaped, skipped points are
 // really skipped, a large heatmap stays legible, CSV quoting, atomic file writes.
-#include "apps/plot.h"
+#include "apps/plot/plot.h"
 
 #include <doctest/doctest.h>
 #include <unistd.h>

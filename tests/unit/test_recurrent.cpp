@@ -7,7 +7,7 @@
 #include "recurrent_util.h"
 #include "seqgrad/autograd/fused_lstm.h"
 #include "seqgrad/autograd/fused_rnn.h"
-#include "seqgrad/autograd/kernels.h"
+#include "seqgrad/autograd/kernels/kernels.h"
 #include "seqgrad/layers/gru.h"
 #include "seqgrad/layers/lstm.h"
 #include "seqgrad/layers/rnn.h"

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "seqgrad/autograd/tensor.h"
-#include "seqgrad/models/metrics_log.h"
-#include "seqgrad/models/run_lock.h"
-#include "seqgrad/models/trainer.h"
+#include "seqgrad/models/training/metrics_log.h"
+#include "seqgrad/models/training/run_lock.h"
+#include "seqgrad/models/training/trainer.h"
 #include "temp_dir.h"
 
 using namespace seqgrad;

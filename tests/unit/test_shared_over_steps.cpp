@@ -1,10 +1,10 @@
-// kernels::shared_over_steps (autograd/kernels.h): a weight used by every step of a recurrence,
+// kernels::shared_over_steps (autograd/kernels/kernels.h): a weight used by every step of a recurrence,
 // whose gradient is summed over the steps in one product. It must give the gradient of the weight
 // itself.
 #include <doctest/doctest.h>
 
 #include "seqgrad/autograd/fused_gru.h"
-#include "seqgrad/autograd/kernels.h"
+#include "seqgrad/autograd/kernels/kernels.h"
 #include "test_util.h"
 
 using namespace seqgrad;

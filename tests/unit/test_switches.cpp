@@ -1,12 +1,12 @@
-// The switches of autograd/switches.h: every optimisation the performance ladder turns off gives
+// The switches of autograd/kernels/switches.h: every optimisation the performance ladder turns off gives
 // the same training loss and gradients as with everything on (in double, to 1e-10), for each
 // attention kind; and a bad SEQGRAD_DISABLE value is an error naming it.
 #include <cmath>
 
 #include "batch_util.h"
-#include "seqgrad/autograd/switches.h"
+#include "seqgrad/autograd/kernels/switches.h"
 #include "seqgrad/data/vocab.h"
-#include "seqgrad/models/seq2seq.h"
+#include "seqgrad/models/model/seq2seq.h"
 #include "test_util.h"
 
 using namespace seqgrad;

@@ -1,6 +1,6 @@
-// The BPE text pipeline of a run (models/task.h, tokenizer "bpe"): codes learned from the
+// The BPE text pipeline of a run (models/run/task.h, tokenizer "bpe"): codes learned from the
 // training split and saved in the run directory, real text back out, no <unk> for characters
-// seen in training, the data.* keys, and the eval score lines (apps/commands.h).
+// seen in training, the data.* keys, and the eval score lines (apps/cli/commands.h).
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -9,13 +9,13 @@
 
 #include <unistd.h>
 
-#include "apps/attention_report.h"
-#include "apps/commands.h"
+#include "apps/studies/attention_report.h"
+#include "apps/cli/commands.h"
 #include "seqgrad/autograd/tensor.h"
 #include "seqgrad/data/file_io.h"
 #include "seqgrad/data/reversible_tokenizer.h"
-#include "seqgrad/models/config.h"
-#include "seqgrad/models/task.h"
+#include "seqgrad/models/run/config.h"
+#include "seqgrad/models/run/task.h"
 
 using namespace seqgrad;
 using nlohmann::json;

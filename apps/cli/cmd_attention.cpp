@@ -1,0 +1,139 @@
+// `seqgrad attention RUN_DIR "a sentence"`: translate one sentence, draw where the decoder
+// looked at every step (SVG heatmap, optional CSV) and print a diagnosis of the weights.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "apps/cli/args.h"
+#include "apps/studies/attention_report.h"
+#include "apps/cli/commands.h"
+#include "apps/plot/plot.h"
+#include "apps/cli/run_args.h"
+#include "seqgrad/autograd/tensor.h"
+#include "seqgrad/data/file_io.h"
+#include "seqgrad/data/utf8.h"
+#include "seqgrad/models/run/run.h"
+#include "seqgrad/models/decoding/translator.h"
+
+namespace seqgrad {
+namespace {
+
+const char* kHelp =
+    R"(usage: seqgrad attention RUN_DIR "a source sentence" [--out heat.svg] [--csv FILE]
+                         [--beam K] [--checkpoint best|last] [--words]
+
+Translates the sentence with the model trained in RUN_DIR (the words after RUN_DIR are joined
+with spaces, so the quotes are optional), writes the attention weights of the best hypothesis
+as an SVG heatmap (rows: output tokens including <eos>; columns: input tokens including <eos>;
+a space of a character-level model is drawn as the open box U+2423) and prints, per output
+step, the most attended input token and its weight, the entropy of the weights
+H = -sum_s w_s ln w_s (nats) and H / ln S, normalised to 0 (one-hot) .. 1 (uniform over the S
+input positions). A step is flagged DISPERSED when the normalised entropy exceeds 0.90: the
+decoder is then averaging all encoder states rather than attending. The summary gives the mean
+normalised entropy, the share of dispersed steps, how often the argmax sits on the input's
+<eos>, and whether the argmax moves left to right: "roughly monotonic" when at least 80% of
+the moves between consecutive steps are not leftwards (the date task reorders the fields, so
+there a good model need not be monotonic).
+
+options:
+  --out FILE        the SVG heatmap (default RUN_DIR/attention.svg)
+  --csv FILE        also write the weights as CSV (one line per output token)
+  --beam K          beam width; 1 = greedy (default: the run's decode.beam_size)
+  --checkpoint W    best (default; falls back to last when there is none) or last
+  --words           for a BPE run: merge subwords into words ("Hun@@ ger" -> "Hunger"); a source
+                    word's weight is the sum of its subwords' weights, an output word's row the
+                    mean of its subwords' rows (rows still sum to 1). Without it the rows and
+                    columns are the subword tokens the model read and wrote, with their marks.
+)";
+
+}  // namespace
+
+int cmd_attention(const Argv& argv) {
+    Args args(argv, {"out", "csv", "beam", "checkpoint"}, {"help", "words"});
+    if (args.has("help")) {
+        fmt::print("{}", kHelp);
+        return 0;
+    }
+    if (args.positional().size() < 2) {
+        fmt::print(stderr, "{}", kHelp);
+        return 2;
+    }
+    const std::string run_dir = args.positional()[0];
+    std::vector<std::string> words(args.positional().begin() + 1, args.positional().end());
+    const std::string sentence = fmt::format("{}", fmt::join(words, " "));
+    if (size_t at = find_invalid_utf8(sentence); at != std::string::npos)
+        throw Error(fmt::format("the sentence is not valid UTF-8 (byte {})", at + 1));
+    LoadedRun run = load_run_from_args(args, run_dir);
+    const std::string kind = run.config.model.attention;
+    if (kind == "none")
+        throw Error(fmt::format(
+            "{}: this model has no attention (model.attention = \"none\"): its decoder sees "
+            "only the encoder's final state, so there are no weights to show. `seqgrad "
+            "translate` works with it.",
+            run_dir));
+
+    DecodeOptions options = decode_options_from_args(args, run);
+    options.nbest = 1;
+    options.keep_attention = true;
+
+    Translation t = translate(*run.model, run.task, {sentence}, options)[0];
+    if (t.source_tokens.empty())
+        throw Error("the sentence is empty (after normalisation): nothing to attend to");
+    const Hypothesis& best = t.nbest.at(0);
+    if (best.attention.size() != best.tokens.size() || best.attention.empty())
+        throw Error(fmt::format("the decoder returned {} attention rows for {} output tokens",
+                                best.attention.size(), best.tokens.size()));
+
+    // Input labels: the tokens the model saw; ones outside its vocabulary were read as <unk>.
+    std::vector<std::string> source_labels, unknown;
+    for (size_t s = 0; s < t.source_tokens.size(); ++s) {
+        const std::string& token = t.source_tokens[s];
+        const bool is_eos = s + 1 == t.source_tokens.size();
+        if (!is_eos && !run.task.source_vocab.contains(token)) {
+            unknown.push_back(display_token(token));
+            source_labels.push_back("<unk:" + token + ">");
+        } else {
+            source_labels.push_back(token);
+        }
+    }
+    std::vector<std::string> output_labels;
+    for (int32_t id : best.tokens) output_labels.push_back(run.task.target_vocab.token(id));
+    std::vector<std::vector<double>> weights;
+    for (const std::vector<float>& row : best.attention)
+        weights.emplace_back(row.begin(), row.end());
+
+    if (args.has("words")) {
+        WordAttention merged = merge_subword_attention(source_labels, output_labels, weights);
+        source_labels = std::move(merged.source_words);
+        output_labels = std::move(merged.output_words);
+        weights = std::move(merged.weights);
+    }
+
+    fmt::print("input:  {}\n", sentence);
+    fmt::print("output: {}{}\n", t.text,
+               best.finished ? "" : "   (stopped at the length limit: no <eos>)");
+    fmt::print(
+        "model:  {} attention, {}, log-prob {:.4f}\n", kind,
+        options.beam_size == 1 ? std::string("greedy") : fmt::format("beam {}", options.beam_size),
+        best.log_prob);
+    if (!unknown.empty())
+        fmt::print("unknown to the model (read as <unk>): {}\n", fmt::join(unknown, " "));
+    fmt::print("\n");
+
+    AttentionDiagnosis diagnosis = diagnose_attention(weights);
+    fmt::print("{}", format_attention_report(diagnosis, source_labels, output_labels,
+                                             run.task.is_dates()));
+
+    const std::string title = fmt::format("{} attention: \"{}\" -> \"{}\"", kind, sentence, t.text);
+    const std::string svg_path = args.get("out", run_dir + "/attention.svg");
+    write_file_atomically(svg_path, plot::heatmap_svg(attention_heatmap(
+                                        source_labels, output_labels, weights, title)));
+    fmt::print("\nheatmap written to {}\n", svg_path);
+    if (args.has("csv")) {
+        write_file_atomically(args.get("csv"),
+                              attention_csv(source_labels, output_labels, weights));
+        fmt::print("weights written to {}\n", args.get("csv"));
+    }
+    return 0;
+}
+
+}  // namespace seqgrad

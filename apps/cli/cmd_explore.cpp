@@ -1,0 +1,178 @@
+// `seqgrad explore RUN_DIR`: one self-contained HTML file to see what a trained model does —
+// the corpus, every sentence's beam-search tree, attention, greedy versus beam, what-if
+// continuations and the training curves.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+
+#include "apps/cli/args.h"
+#include "apps/cli/commands.h"
+#include "apps/explore/explore_data.h"
+#include "apps/explore/explore_html.h"
+#include "apps/plot/plot.h"
+#include "apps/cli/run_args.h"
+#include "seqgrad/autograd/tensor.h"
+#include "seqgrad/data/file_io.h"
+
+namespace seqgrad {
+namespace {
+
+const char* kHelp =
+    R"(usage: seqgrad explore RUN_DIR [--test FILE.tsv | --input FILE] [--limit N] [--beam K]
+                       [--alpha A] [--nbest N] [--checkpoint best|last] [--what-if-steps S]
+                       [--out FILE.html]
+
+Writes one HTML file (CSS, JavaScript and data inline: it opens from disk with no network and
+no server) with six linked views of the model trained in RUN_DIR:
+  corpus      every sentence, its greedy and beam translations, sentence BLEU and chrF of each,
+              lengths, attention flags; sortable and filterable; corpus scores at the top
+  attention   the heatmap of any n-best hypothesis or the greedy one, per-step entropy, the
+              diagnosis `seqgrad attention` prints
+  beam tree   every hypothesis the search expanded, the dropped ones faded with the reason
+  greedy vs beam, what-if (the continuation when forced to take another token), training
+Open a sentence directly with FILE.html#sentence=3 (and &view=corpus, attention, tree, compare,
+whatif or training; &hyp=K picks the heatmap's hypothesis, &zoom=0.5 the tree's scale).
+
+options (defaults: the run's config, section "decode"):
+  --test FILE.tsv     source<TAB>target pairs (as data.source_column says); default: the
+                      date task's generated test split, or data.test of a TSV task
+  --input FILE        source sentences only, one per line (no references, no scores)
+  --limit N           the first N sentences (default 100)
+  --beam K            beam width (default: decode.beam_size if >= 2, else 5)
+  --alpha A           length-penalty exponent (decode.alpha)
+  --nbest N           hypotheses kept per sentence (default min(5, K))
+  --checkpoint W      best (default; falls back to last when there is none) or last
+  --what-if-steps S   what-if alternatives over the first S steps (default 3; 0 = none)
+  --out FILE.html     where to write it (default RUN_DIR/explore.html), atomically
+)";
+
+// Fails now, naming the path, if `path` cannot be written (rather than after decoding).
+void check_writable(const std::string& path) {
+    const std::string probe = path + ".tmp";
+    {
+        std::ofstream out(probe, std::ios::binary | std::ios::app);
+        if (!out)
+            throw Error(
+                fmt::format("--out {}: cannot write there (is the folder missing or "
+                            "read-only?)",
+                            path));
+    }
+    std::remove(probe.c_str());
+}
+
+std::vector<std::string> read_sources(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw Error(fmt::format("--input {}: cannot open the file", path));
+    return read_utf8_lines(in, path);
+}
+
+std::string human_size(size_t bytes) {
+    if (bytes >= 1024 * 1024) return fmt::format("{:.1f} MB", double(bytes) / (1024 * 1024));
+    return fmt::format("{:.0f} kB", double(bytes) / 1024);
+}
+
+}  // namespace
+
+ExploreReport run_explore(const ExploreRequest& request) {
+    if (request.limit < 1)
+        throw Error(fmt::format("--limit: expected N >= 1, got {}", request.limit));
+    if (request.beam < 0) throw Error(fmt::format("--beam: expected K >= 1, got {}", request.beam));
+    if (request.nbest < 0)
+        throw Error(fmt::format("--nbest: expected N >= 1, got {}", request.nbest));
+    if (request.what_if_steps < 0)
+        throw Error(fmt::format("--what-if-steps: expected S >= 0, got {}", request.what_if_steps));
+    if (!request.test.empty() && !request.input.empty())
+        throw Error("give --test FILE.tsv or --input FILE, not both");
+    const std::string out = request.out.empty() ? request.run_dir + "/explore.html" : request.out;
+    check_writable(out);
+
+    Args checkpoint_args({"--checkpoint", request.checkpoint}, {"checkpoint"}, {});
+    LoadedRun run = load_run_from_args(checkpoint_args, request.run_dir);
+    ExploreInput input;
+    if (!request.input.empty()) {
+        input.sources = read_sources(request.input);
+        input.origin = request.input;
+    } else {
+        std::vector<std::string> test_argv;
+        if (!request.test.empty()) test_argv = {"--test", request.test};
+        Args test_args(test_argv, {"test"}, {});
+        for (const SentencePair& p : load_test_set(test_args, run.config, input.origin)) {
+            input.sources.push_back(p.source);
+            input.references.push_back(p.target);
+        }
+    }
+    input.available = input.sources.size();
+    if (input.sources.empty()) throw Error(fmt::format("{}: no sentences", input.origin));
+    if (input.sources.size() > size_t(request.limit)) {
+        input.sources.resize(size_t(request.limit));
+        if (!input.references.empty()) input.references.resize(size_t(request.limit));
+    }
+
+    ExploreOptions options;
+    options.decode = decode_options_from(run.config.decode);
+    options.decode.beam_size = request.beam > 0                ? request.beam
+                               : options.decode.beam_size >= 2 ? options.decode.beam_size
+                                                               : 5;
+    options.decode.nbest =
+        request.nbest > 0 ? request.nbest : std::min(5, options.decode.beam_size);
+    if (options.decode.nbest > options.decode.beam_size)
+        throw Error(fmt::format("--nbest {} needs a beam at least as wide (--beam {})",
+                                options.decode.nbest, options.decode.beam_size));
+    if (!std::isnan(request.alpha)) options.decode.alpha = request.alpha;
+    options.what_if_steps = request.what_if_steps;
+    options.progress = request.progress;
+
+    nlohmann::json data = explore_data(run, request.run_dir, input, options);
+    const std::string page = explore_page(data, "seqgrad explore: " + request.run_dir);
+    write_file_atomically(out, page);
+
+    ExploreReport report;
+    report.path = out;
+    report.bytes = page.size();
+    report.sentences = input.sources.size();
+    report.available = input.available;
+    if (report.available > report.sentences)
+        report.left_out = fmt::format("left out {} of the {} sentences of {} (--limit {})",
+                                      report.available - report.sentences, report.available,
+                                      input.origin, request.limit);
+    return report;
+}
+
+int cmd_explore(const Argv& argv) {
+    Args args(
+        argv,
+        {"test", "input", "limit", "beam", "alpha", "nbest", "checkpoint", "what-if-steps", "out"},
+        {"help"});
+    if (args.has("help")) {
+        fmt::print("{}", kHelp);
+        return 0;
+    }
+    if (args.positional().size() != 1) {
+        fmt::print(stderr, "{}", kHelp);
+        return 2;
+    }
+    ExploreRequest request;
+    request.run_dir = args.positional()[0];
+    request.test = args.get("test");
+    request.input = args.get("input");
+    request.limit = args.get_int("limit", 100);
+    for (const char* option : {"beam", "nbest"})
+        if (args.has(option) && args.get_int(option, 0) < 1)
+            throw Error(
+                fmt::format("--{}: expected a number >= 1, got {}", option, args.get(option)));
+    request.beam = args.get_int("beam", 0);
+    request.nbest = args.get_int("nbest", 0);
+    request.alpha = args.get_double("alpha", std::nan(""));
+    request.checkpoint = args.get("checkpoint", "best");
+    request.what_if_steps = args.get_int("what-if-steps", 3);
+    request.out = args.get("out");
+    const ExploreReport r = run_explore(request);
+    fmt::print("wrote {} ({}, {} sentences)\n", r.path, human_size(r.bytes), r.sentences);
+    if (!r.left_out.empty()) fmt::print("{}\n", r.left_out);
+    fmt::print("open it in a browser; FILE.html#sentence=N opens sentence N\n");
+    return 0;
+}
+
+}  // namespace seqgrad

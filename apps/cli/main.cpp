@@ -1,0 +1,71 @@
+// seqgrad: train, decode, evaluate and study attention-based seq2seq translation models.
+#include <fmt/format.h>
+
+#include <cstring>
+#include <exception>
+#include <functional>
+#include <map>
+
+#include "apps/cli/commands.h"
+
+namespace {
+
+const char* kUsage = R"(usage: seqgrad COMMAND [ARGS]
+
+commands:
+  train CONFIG [--set key.path=value ...] [--quiet]   train a model from a JSON config
+  train --resume RUN_DIR [--set ...]                  continue a stopped run
+  translate RUN_DIR [--input FILE] [--beam K] [--alpha A] [--nbest N]
+            [--prefix TEXT] [--trace FILE.jsonl]      translate lines from stdin
+  eval RUN_DIR [--test FILE.tsv] [--beam K] [--out FILE]
+                                                      BLEU / accuracy on a test set
+  attention RUN_DIR "a sentence" [--out heat.svg]     attention heatmap and diagnosis
+  explore RUN_DIR [--test FILE.tsv] [--limit N] [--out FILE.html]
+                                                      one offline HTML file: corpus, beam
+                                                      trees, attention, what-if, training
+  bleu REF [REF2 ...] < HYPS                          sacreBLEU-compatible BLEU
+  bpe learn --merges N < corpus > codes               BPE subwords as subword-nmt learns them
+  bpe apply CODES [--vocabulary FILE] < text          ... and applies them (also: vocab, undo,
+                                                      tokenize, detokenize)
+  gradcheck [--only NAME] [--eps E] [--atol A] [--rtol R]
+                                                      double-precision gradient checks
+  gradflow [--out DIR] [--lengths 5,10,...]           gradient flow with/without attention
+  plot FILE.csv --x COL --y COL[,COL...] --out FILE.svg [--group COL] [--logx] [--logy]
+                                                      a line plot (SVG) of a CSV table
+
+run `seqgrad COMMAND --help` for a command's options.
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    using namespace seqgrad;
+    // One line per sub-command.
+    std::map<std::string, std::function<int(const Argv&)>> commands{
+        {"train", cmd_train},
+        {"gradcheck", cmd_gradcheck},
+        {"gradflow", cmd_gradflow},
+        {"translate", cmd_translate},
+        {"eval", cmd_eval},
+        {"attention", cmd_attention},
+        {"bleu", cmd_bleu},
+        {"explore", cmd_explore},
+        {"bpe", cmd_bpe},
+        {"plot", cmd_plot},
+    };
+    if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
+        fmt::print("{}", kUsage);
+        return argc < 2 ? 2 : 0;
+    }
+    auto it = commands.find(argv[1]);
+    if (it == commands.end()) {
+        fmt::print(stderr, "seqgrad: unknown command '{}'\n\n{}", argv[1], kUsage);
+        return 2;
+    }
+    try {
+        return it->second(Argv(argv + 2, argv + argc));
+    } catch (const std::exception& e) {
+        fmt::print(stderr, "seqgrad {}: error: {}\n", argv[1], e.what());
+        return 1;
+    }
+}

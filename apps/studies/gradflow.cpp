@@ -1,0 +1,765 @@
+// Gradient flow through an encoder-decoder: see apps/studies/gradflow.h.
+#include "apps/studies/gradflow.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <tuple>
+
+#include "apps/studies/gradflow_longrange.h"
+#include "apps/studies/longrange_tasks.h"
+#include "apps/plot/plot.h"
+#include "seqgrad/autograd/ops.h"
+#include "seqgrad/data/dates.h"
+#include "seqgrad/data/file_io.h"
+#include "seqgrad/data/vocab.h"
+#include "seqgrad/layers/attention.h"
+#include "seqgrad/models/run/run.h"
+#include "seqgrad/models/run/task.h"
+#include "seqgrad/optim/adam.h"
+#include "seqgrad/optim/clip.h"
+
+namespace seqgrad {
+
+// ---- measuring one batch ---------------------------------------------------------------------
+
+GroupGradNorms group_grad_norms(const Module& model) {
+    double sq[4] = {0, 0, 0, 0};  // encoder, attention, decoder, output
+    for (const auto& [name, p] : model.named_parameters()) {
+        const real* g = p.grad_data();
+        if (!g) continue;
+        double s = 0;
+        for (int64_t i = 0; i < p.numel(); ++i) s += double(g[i]) * double(g[i]);
+        auto starts = [&](const char* prefix) { return name.rfind(prefix, 0) == 0; };
+        // Seq2Seq's names, and the long-range models' (apps/studies/longrange_model.h)
+        int group = starts("encoder.")                                     ? 0
+                    : starts("decoder.attention.") || starts("attention.") ? 1
+                    : starts("decoder.out.") || starts("out.")             ? 3
+                                                                           : 2;
+        sq[group] += s;
+    }
+    GroupGradNorms n;
+    n.encoder = std::sqrt(sq[0]);
+    n.attention = std::sqrt(sq[1]);
+    n.decoder = std::sqrt(sq[2]);
+    n.output = std::sqrt(sq[3]);
+    n.total = std::sqrt(sq[0] + sq[1] + sq[2] + sq[3]);
+    return n;
+}
+
+namespace {
+
+// ‖g[row, 0:n]‖ of a gradient buffer (nullptr = no gradient reached the tensor: 0).
+double row_norm_sq(const real* grad, int64_t offset, int64_t n) {
+    if (!grad) return 0;
+    double s = 0;
+    for (int64_t i = 0; i < n; ++i) s += double(grad[offset + i]) * double(grad[offset + i]);
+    return s;
+}
+
+// The attention diagnostics of FlowMeasurement, from a teacher-forced pass without a graph.
+// For each decoder step t and each row whose target at t is real (not PAD), over the row's
+// valid source positions s:
+//   saturation: the share of |pre-activation| > 3 in the score MLP,
+//               bahdanau  x = W_q h_{t-1} + W_k k_s + b_k   (query = previous state)
+//               concat    x = W_query h_t + W_key k_s        (query = new state)
+//   entropy:    −Σ_s w_s ln w_s of the attention weights
+void attention_diagnostics(const Seq2Seq& model, const Batch& batch, FlowMeasurement& m) {
+    const Attention* attention = model.decoder.attention.get();
+    if (!attention) return;
+    NoGradGuard no_grad;
+    const auto* bahdanau = dynamic_cast<const BahdanauAttention*>(attention);
+    const auto* luong = dynamic_cast<const LuongAttention*>(attention);
+    const bool concat_score = luong && luong->kind() == LuongScore::concat;
+    const int64_t B = batch.batch_size, T = batch.tgt_len, S = batch.src_len;
+    const int64_t H = model.config().hidden_size;
+    EncodedSource source = model.encode(batch);
+    std::vector<RecurrentState> state = source.initial_state;
+    Tensor feed = Tensor::zeros({B, H});
+    int64_t saturated = 0, pre_total = 0, entropy_count = 0;
+    double entropy_sum = 0, ratio_sum = 0;
+    // counts |x| > 3 over the valid (row, position) pairs of pre-activations [B,S,A]
+    auto count_saturated = [&](const Tensor& x, int64_t t) {
+        const int64_t A = x.size(2);
+        for (int64_t b = 0; b < B; ++b) {
+            if (batch.tgt_out[b * T + t] == Vocab::PAD) continue;
+            for (int64_t s = 0; s < batch.src_lengths[b]; ++s)
+                for (int64_t a = 0; a < A; ++a)
+                    saturated += std::fabs(double(x.data()[(b * S + s) * A + a])) > 3;
+            pre_total += batch.src_lengths[b] * A;
+        }
+    };
+    std::vector<int32_t> previous(B);
+    for (int64_t t = 0; t < T; ++t) {
+        for (int64_t b = 0; b < B; ++b) previous[b] = batch.tgt_in[b * T + t];
+        Tensor embedded = model.decoder.embedding.forward(previous, {B});
+        if (bahdanau)
+            count_saturated(bahdanau->pre_activations(state.back().h, source.keys_projected), t);
+        Decoder::Step step = model.decoder.step(embedded, state, feed, source);
+        if (concat_score) {
+            const int64_t A = luong->W->out_features();
+            Tensor query_projected = linear(step.top_hidden(), slice(luong->W->weight, 1, 0, H));
+            count_saturated(add(source.keys_projected, reshape(query_projected, {B, 1, A})), t);
+        }
+        for (int64_t b = 0; b < B; ++b) {
+            if (batch.tgt_out[b * T + t] == Vocab::PAD) continue;
+            double h = 0;
+            for (int64_t s = 0; s < batch.src_lengths[b]; ++s) {
+                double w = step.attention_weights.data()[b * S + s];
+                if (w > 0) h -= w * std::log(w);
+            }
+            entropy_sum += h;
+            if (batch.src_lengths[b] > 1) ratio_sum += h / std::log(double(batch.src_lengths[b]));
+            entropy_count++;
+        }
+        state = step.state;
+        feed = step.output_state;
+    }
+    if (pre_total > 0) m.saturation = double(saturated) / double(pre_total);
+    if (entropy_count > 0) {
+        m.entropy = entropy_sum / double(entropy_count);
+        m.entropy_ratio = ratio_sum / double(entropy_count);
+    }
+}
+
+}  // namespace
+
+FlowMeasurement measure_gradient_flow(Seq2Seq& model, const Batch& batch) {
+    const ModelConfig& c = model.config();
+    const int64_t B = batch.batch_size, S = batch.src_len, H = c.hidden_size;
+    const int64_t E = c.embedding_size;
+    const int D = c.bidirectional ? 2 : 1, top = c.encoder_layers - 1;
+    FlowMeasurement m;
+    m.batch = B;
+    m.length = S;
+
+    // Forward with the encoder's tensors kept: the source embeddings [B,S,E] and the top
+    // layer's state at every step (index (layer*D + direction)*S + t in step_states).
+    model.zero_grad();
+    // the encoder's step states must be the recurrence's own tensors to receive gradients
+    struct InOrder {
+        Recurrent& encoder;
+        bool was = encoder.sort_by_length;
+        ~InOrder() { encoder.sort_by_length = was; }
+    } in_order{*model.encoder.recurrent};
+    model.encoder.recurrent->sort_by_length = false;
+    EncodedSource source = model.encode(batch);
+    Tensor embedded = source.embedded;
+    embedded.retain_grad();
+    Tensor outputs = source.outputs;  // [B,S,D*H], the node attention reads
+    outputs.retain_grad();
+    std::vector<Tensor> states;  // [direction][t], each [B,H]
+    for (int d = 0; d < D; ++d)
+        for (int64_t t = 0; t < S; ++t) {
+            Tensor h = source.step_states[size_t((top * D + d) * S + t)];
+            h.retain_grad();
+            states.push_back(h);
+        }
+    LossOutput out = model.forward_loss(batch, source);
+    out.loss.backward();
+    m.loss = double(out.loss.item());
+
+    // Per-row norms, averaged over the rows valid at each position.
+    m.hidden.assign(size_t(S), 0);
+    m.embedding.assign(size_t(S), 0);
+    m.direct.assign(size_t(S), 0);
+    m.recurrent.assign(size_t(S), 0);
+    const real* direct = outputs.grad_data();  // nullptr without attention
+    m.rows.assign(size_t(S), 0);
+    m.embedding_per_row.assign(size_t(B * S), 0);
+    for (int64_t b = 0; b < B; ++b)
+        for (int64_t t = 0; t < S; ++t) {
+            double e = std::sqrt(row_norm_sq(embedded.grad_data(), (b * S + t) * E, E));
+            m.embedding_per_row[size_t(b * S + t)] = e;
+            if (t >= batch.src_lengths[b]) continue;
+            double h_sq = 0, rest_sq = 0;
+            for (int d = 0; d < D; ++d) {
+                const real* total = states[size_t(d * S + t)].grad_data();
+                h_sq += row_norm_sq(total, b * H, H);
+                for (int64_t j = 0; j < H; ++j) {
+                    const double g = total ? double(total[b * H + j]) : 0;
+                    const double a = direct ? double(direct[(b * S + t) * D * H + d * H + j]) : 0;
+                    rest_sq += (g - a) * (g - a);
+                }
+            }
+            m.hidden[size_t(t)] += std::sqrt(h_sq);
+            m.direct[size_t(t)] += std::sqrt(row_norm_sq(direct, (b * S + t) * D * H, D * H));
+            m.recurrent[size_t(t)] += std::sqrt(rest_sq);
+            m.embedding[size_t(t)] += e;
+            m.rows[size_t(t)]++;
+        }
+    for (int64_t t = 0; t < S; ++t)
+        if (m.rows[size_t(t)] > 0) {
+            m.hidden[size_t(t)] /= m.rows[size_t(t)];
+            m.embedding[size_t(t)] /= m.rows[size_t(t)];
+            m.direct[size_t(t)] /= m.rows[size_t(t)];
+            m.recurrent[size_t(t)] /= m.rows[size_t(t)];
+        }
+    m.groups = group_grad_norms(model);
+    attention_diagnostics(model, batch, m);
+    return m;
+}
+
+// ---- data ------------------------------------------------------------------------------------
+
+Batch synthetic_batch(const std::string& task, int length, int target_length, int symbols,
+                      int batch, Rng& rng) {
+    if (task != "copy" && task != "reverse")
+        throw Error(fmt::format("synthetic_batch: task '{}' is not copy or reverse", task));
+    if (length < 1 || symbols < 1 || batch < 1 || target_length < 0)
+        throw Error(fmt::format(
+            "synthetic_batch: length {}, symbols {}, batch {}, target length {} must be >= 1 "
+            "(target length >= 0)",
+            length, symbols, batch, target_length));
+    const int K = target_length == 0 ? length : std::min(target_length, length);
+    std::vector<EncodedPair> pairs(static_cast<size_t>(batch));
+    for (EncodedPair& p : pairs) {
+        for (int t = 0; t < length; ++t)
+            p.source.push_back(Vocab::num_special + int32_t(rng.below(uint64_t(symbols))));
+        p.target.assign(p.source.begin(), p.source.begin() + K);
+        if (task == "reverse") std::reverse(p.target.begin(), p.target.end());
+        p.target.push_back(Vocab::EOS);
+    }
+    std::vector<size_t> indices(pairs.size());
+    for (size_t i = 0; i < indices.size(); ++i) indices[i] = i;
+    return make_batch(pairs, indices);
+}
+
+namespace {
+
+// dates / text: sources made of pairs' sources joined by spaces until they are long enough,
+// cut to length − 1 tokens and ended with EOS (as Task::encode_source ends every source), so
+// exactly `length` ids; the target is the first pair's target.
+Batch pairs_batch(const Task& task, const std::vector<SentencePair>& pool, int length, int batch,
+                  Rng& rng) {
+    if (pool.empty()) throw Error("gradflow: no sentence pairs to build sources from");
+    std::vector<EncodedPair> pairs(static_cast<size_t>(batch));
+    for (EncodedPair& p : pairs) {
+        const SentencePair& first = pool[rng.below(pool.size())];
+        std::string text = first.source;
+        std::vector<std::string> tokens = task.pipeline.source_tokens(text);
+        for (int guard = 0; int(tokens.size()) < length - 1 && guard < 10000; ++guard) {
+            text += " " + pool[rng.below(pool.size())].source;
+            tokens = task.pipeline.source_tokens(text);
+        }
+        tokens.resize(size_t(std::min<int>(length - 1, int(tokens.size()))));
+        p.source = task.source_vocab.encode(tokens, /*add_eos=*/true);
+        p.target = task.target_vocab.encode(task.pipeline.tokens(first.target), /*add_eos=*/true);
+    }
+    std::vector<size_t> indices(pairs.size());
+    for (size_t i = 0; i < indices.size(); ++i) indices[i] = i;
+    return make_batch(pairs, indices);
+}
+
+// Where a model's batches come from: synthetic copy/reverse, or sentence pairs encoded with a
+// task's vocabularies (dates, text).
+struct DataSource {
+    std::string task;
+    int target_length = 5, symbols = 20;
+    const Task* text_task = nullptr;  // dates / text
+    std::vector<SentencePair> pool;
+    Batch make(int length, int batch, Rng& rng) const {
+        if (text_task) return pairs_batch(*text_task, pool, length, batch, rng);
+        return synthetic_batch(task, length, target_length, symbols, batch, rng);
+    }
+};
+
+// Mean of measurements over seeds, per (model, stage, L).
+struct Accumulator {
+    FlowCurve curve;
+    int count = 0, saturation_count = 0, entropy_count = 0;
+    void add(const FlowMeasurement& m) {
+        if (curve.hidden.empty()) {
+            curve.hidden.assign(m.hidden.size(), 0);
+            curve.embedding.assign(m.embedding.size(), 0);
+            curve.direct.assign(m.direct.size(), 0);
+            curve.recurrent.assign(m.recurrent.size(), 0);
+        }
+        for (size_t t = 0; t < m.hidden.size(); ++t) {
+            curve.hidden[t] += m.hidden[t];
+            curve.embedding[t] += m.embedding[t];
+            curve.direct[t] += m.direct[t];
+            curve.recurrent[t] += m.recurrent[t];
+        }
+        curve.loss += m.loss;
+        curve.groups.encoder += m.groups.encoder;
+        curve.groups.attention += m.groups.attention;
+        curve.groups.decoder += m.groups.decoder;
+        curve.groups.output += m.groups.output;
+        curve.groups.total += m.groups.total;
+        if (!std::isnan(m.saturation)) {
+            curve.saturation = (saturation_count ? curve.saturation : 0) + m.saturation;
+            saturation_count++;
+        }
+        if (!std::isnan(m.entropy)) {
+            curve.entropy = (entropy_count ? curve.entropy : 0) + m.entropy;
+            curve.entropy_ratio = (entropy_count ? curve.entropy_ratio : 0) + m.entropy_ratio;
+            entropy_count++;
+        }
+        count++;
+    }
+    FlowCurve mean() const {
+        FlowCurve c = curve;
+        const double n = count;
+        for (double& x : c.hidden) x /= n;
+        for (double& x : c.embedding) x /= n;
+        for (double& x : c.direct) x /= n;
+        for (double& x : c.recurrent) x /= n;
+        c.loss /= n;
+        c.groups.encoder /= n;
+        c.groups.attention /= n;
+        c.groups.decoder /= n;
+        c.groups.output /= n;
+        c.groups.total /= n;
+        if (saturation_count) c.saturation /= saturation_count;
+        if (entropy_count) {
+            c.entropy /= entropy_count;
+            c.entropy_ratio /= entropy_count;
+        }
+        return c;
+    }
+};
+
+// Measures one model at every length, and (with train_steps) trains it and measures again
+// (stage "trained", and "stepN" at the steps of measure_at).
+// The measurement batch at (L, data seed d) is the same for every model, so that models are
+// compared on the same sentences.
+class Study {
+  public:
+    Study(const GradflowOptions& o, GradflowReport& report) : o_(o), report_(report) {}
+
+    void measure_all(size_t model_index, const std::string& name, const std::string& stage,
+                     Seq2Seq& model, const DataSource& data, const std::vector<int>& data_seeds) {
+        model.eval();
+        for (int L : o_.lengths)
+            for (int d : data_seeds) {
+                Rng rng(o_.seed * 1000003 + uint64_t(d) * 7919 + uint64_t(L));
+                Batch batch = data.make(L, o_.batch_size, rng);
+                Accumulator& acc = sums_[{model_index, stage, L}];
+                acc.curve.model = name;
+                acc.curve.stage = stage;
+                acc.curve.length = L;
+                acc.add(measure_gradient_flow(model, batch));
+            }
+    }
+
+    // Adam on the task, a random L from the lengths at each step; the same batches for every
+    // model. Records the loss and the per-group gradient norms (before clipping) of every step.
+    // At the steps listed in measure_at (before the last), measures again as stage "stepN".
+    void train(size_t model_index, const std::string& name, int seed, Seq2Seq& model,
+               const DataSource& data, const std::vector<int>& data_seeds) {
+        AdamOptions adam_options;
+        adam_options.lr = o_.lr;
+        Adam adam(model.named_parameters(), adam_options);
+        Rng data_rng(o_.seed * 7 + 12345);
+        model.train();
+        for (int step = 1; step <= o_.train_steps; ++step) {
+            int L = o_.lengths[data_rng.below(o_.lengths.size())];
+            Batch batch = data.make(L, o_.batch_size, data_rng);
+            model.zero_grad();
+            LossOutput out = model.forward_loss(batch);
+            out.loss.backward();
+            TrainRecord record;
+            record.model = name;
+            record.seed = seed;
+            record.step = step;
+            record.length = L;
+            record.loss = double(out.loss.item());
+            record.groups = group_grad_norms(model);
+            report_.training.push_back(record);
+            if (o_.clip_norm > 0) clip_grad_norm(model.parameters(), o_.clip_norm);
+            adam.step();
+            if (step < o_.train_steps &&
+                std::count(o_.measure_at.begin(), o_.measure_at.end(), step) > 0) {
+                measure_all(model_index, name, fmt::format("step{}", step), model, data,
+                            data_seeds);
+                model.train();
+            }
+            if (!o_.quiet && (step % 50 == 0 || step == o_.train_steps))
+                fmt::print(stderr, "\r{} seed {}: step {}/{} loss {:.3f}   ", name, seed, step,
+                           o_.train_steps, record.loss);
+        }
+        if (!o_.quiet) fmt::print(stderr, "\n");
+        model.eval();
+    }
+
+    // first_stage: "fresh" for a new model, "run" for a loaded one.
+    void study(size_t model_index, const std::string& name, const std::string& first_stage,
+               int seed, Seq2Seq& model, const DataSource& data,
+               const std::vector<int>& data_seeds) {
+        measure_all(model_index, name, first_stage, model, data, data_seeds);
+        if (o_.train_steps == 0) return;
+        train(model_index, name, seed, model, data, data_seeds);
+        measure_all(model_index, name, "trained", model, data, data_seeds);
+    }
+
+    void finish() {
+        for (const auto& [key, acc] : sums_) report_.curves.push_back(acc.mean());
+    }
+
+  private:
+    const GradflowOptions& o_;
+    GradflowReport& report_;
+    std::map<std::tuple<size_t, std::string, int>, Accumulator> sums_;
+};
+
+std::vector<int> range(int n) {
+    std::vector<int> v(size_t(std::max(n, 0)));
+    for (int i = 0; i < n; ++i) v[size_t(i)] = i;
+    return v;
+}
+
+}  // namespace
+
+GradflowReport run_gradflow(const GradflowOptions& o) {
+    if (o.lengths.empty()) throw Error("gradflow: no source lengths (--lengths)");
+    for (int L : o.lengths)
+        if (L < 2) throw Error(fmt::format("gradflow: source length {} must be >= 2", L));
+    if (o.seeds < 1 || o.batch_size < 1 || o.train_steps < 0)
+        throw Error("gradflow: --seeds and --batch must be >= 1, --train-steps >= 0");
+    if (o.task != "copy" && o.task != "reverse" && o.task != "dates" && o.task != "text" &&
+        !is_long_range_task(o.task))
+        throw Error(fmt::format(
+            "gradflow: --task '{}': expected copy, reverse, dates, text, adding or copy_memory",
+            o.task));
+    GradflowReport report;
+    if (is_long_range_task(o.task)) {
+        if (!o.run_dirs.empty())
+            throw Error(fmt::format("gradflow: --task {} studies fresh models (no --run)", o.task));
+        run_long_range_study(o, report);
+        return report;
+    }
+    Study study(o, report);
+    DataSource synthetic;
+    synthetic.task = o.task;
+    synthetic.target_length = o.target_length;
+    synthetic.symbols = o.symbols;
+    // dates: the same generated pairs for every model, whatever its vocabularies
+    const std::vector<SentencePair> dates =
+        o.task == "dates" ? make_date_splits(5000, 0, 0, 11).train : std::vector<SentencePair>{};
+
+    if (o.run_dirs.empty()) {
+        // Fresh models, one per attention kind, each initialised with seeds seed, seed+1, ...
+        Task dates_task;
+        int64_t source_vocab = Vocab::num_special + o.symbols, target_vocab = source_vocab;
+        DataSource data = synthetic;
+        if (o.task == "text") throw Error("gradflow: --task text needs a TSV run (--run RUN_DIR)");
+        if (o.task == "dates") {
+            Config config;  // vocabularies from generated dates, as `seqgrad train` builds them
+            config.data.task = "dates";
+            config.data.dates_train = 5000;
+            config.data.dates_valid = 100;
+            config.data.dates_test = 100;
+            dates_task = prepare_task(config, /*quiet=*/true);
+            source_vocab = int64_t(dates_task.source_vocab.size());
+            target_vocab = int64_t(dates_task.target_vocab.size());
+            data.text_task = &dates_task;
+            data.pool = dates;
+        }
+        // one model per cell × attention; named by the attention alone when the cell is the
+        // default GRU (as before --cells existed), "cell+attention" otherwise
+        const bool gru_only = o.cells == std::vector<std::string>{"gru"};
+        size_t k = 0;
+        for (const std::string& cell : o.cells)
+            for (const std::string& attention : o.models) {
+                const std::string name = gru_only ? attention : cell + "+" + attention;
+                for (int s = 0; s < o.seeds; ++s) {
+                    ModelConfig config = o.model;
+                    config.attention = attention;
+                    config.cell = cell;
+                    Rng rng(o.seed + uint64_t(s));
+                    Seq2Seq model(config, source_vocab, target_vocab, rng);
+                    study.study(k, name, "fresh", s, model, data, {s});
+                }
+                k++;
+            }
+    } else {
+        // Trained runs: one model each; the seeds average over data batches.
+        for (size_t k = 0; k < o.run_dirs.size(); ++k) {
+            const std::string& dir = o.run_dirs[k];
+            LoadedRun run = load_run(dir, "best", /*load_data=*/o.task == "text");
+            // named by its attention kind, plus its directory when two runs share the kind
+            std::string name = run.config.model.attention;
+            for (size_t j = 0; j < o.run_dirs.size(); ++j)
+                if (j != k &&
+                    Config::load(o.run_dirs[j] + "/config.json").model.attention == name) {
+                    std::filesystem::path p = std::filesystem::path(dir).lexically_normal();
+                    if (p.filename().empty()) p = p.parent_path();
+                    name += " (" + p.filename().string() + ")";
+                    break;
+                }
+            DataSource data = synthetic;
+            const int64_t vs = int64_t(run.task.source_vocab.size());
+            const int64_t vt = int64_t(run.task.target_vocab.size());
+            if (o.task == "dates" || o.task == "text") {
+                if (o.task == "dates" && !run.task.is_dates())
+                    throw Error(fmt::format(
+                        "gradflow: {} was not trained on dates (use --task text)", dir));
+                data.text_task = &run.task;
+                data.pool = o.task == "dates" ? dates : run.task.valid;
+            } else if (o.symbols > int(std::min(vs, vt)) - Vocab::num_special) {
+                throw Error(fmt::format(
+                    "gradflow: --symbols {} is more than {}'s vocabularies hold ({} and {} ids)",
+                    o.symbols, dir, vs, vt));
+            }
+            study.study(k, name, "run", 0, *run.model, data, range(o.seeds));
+        }
+    }
+    study.finish();
+    return report;
+}
+
+// ---- outputs ---------------------------------------------------------------------------------
+
+namespace {
+
+std::string number(double x) {
+    return std::isfinite(x) ? fmt::format("{:.6g}", x) : "";
+}
+
+// For plot titles: "fresh models", "trained runs", "after 150 training steps", ...
+std::string stage_label(const std::string& stage, int train_steps) {
+    if (stage == "fresh") return "fresh models";
+    if (stage == "run") return "trained runs";
+    if (stage == "trained") return fmt::format("after {} training steps", train_steps);
+    if (stage.rfind("step", 0) == 0) return fmt::format("after {} training steps", stage.substr(4));
+    return stage;
+}
+
+std::vector<std::string> stages_of(const GradflowReport& report) {
+    std::vector<std::string> stages;
+    for (const FlowCurve& c : report.curves)
+        if (std::find(stages.begin(), stages.end(), c.stage) == stages.end())
+            stages.push_back(c.stage);
+    return stages;
+}
+
+// training.csv and the plots of the training phase.
+template <class Write>
+void write_training_outputs(const GradflowReport& report, const GradflowOptions& o, Write& write) {
+    std::vector<std::vector<std::string>> rows;
+    for (const TrainRecord& r : report.training)
+        rows.push_back({r.model, std::to_string(r.seed), std::to_string(r.step),
+                        std::to_string(r.length), number(r.loss), number(r.groups.encoder),
+                        number(r.groups.attention), number(r.groups.decoder),
+                        number(r.groups.output), number(r.groups.total)});
+    write("training.csv",
+          plot::to_csv({"model", "seed", "step", "L", "loss", "grad_encoder", "grad_attention",
+                        "grad_decoder", "grad_output", "grad_total"},
+                       rows));
+    // Encoder-group gradient norm and loss, averaged over the seeds and over windows of
+    // `window` consecutive steps (each step has its own random L: single steps are noisy).
+    // The long-range tasks train each T on its own: the plots show the largest T.
+    const int largest = *std::max_element(o.lengths.begin(), o.lengths.end());
+    const bool one_length = is_long_range_task(o.task);
+    const std::string at_length = one_length ? fmt::format(", T = {}", largest) : "";
+    int last_step = 0;
+    for (const TrainRecord& r : report.training) last_step = std::max(last_step, r.step);
+    const int window = std::max(1, (last_step + 99) / 100);
+    plot::LinePlot norms, losses;
+    norms.title =
+        fmt::format("encoder gradient norm in training (mean over seeds, {}-step windows{})",
+                    window, at_length);
+    norms.x_label = "step";
+    norms.y_label = "‖dL/dθ_encoder‖";
+    norms.log_y = true;
+    losses.title =
+        fmt::format("training loss (mean over seeds, {}-step windows{})", window, at_length);
+    losses.x_label = "step";
+    losses.y_label = "loss";
+    losses.log_y = true;
+    std::vector<std::string> order;
+    struct Sums {
+        double norm = 0, loss = 0, steps = 0;
+        int count = 0;
+    };
+    std::map<std::string, std::map<int, Sums>> sums;  // model -> window -> sums
+    for (const TrainRecord& r : report.training) {
+        if (one_length && r.length != largest) continue;
+        if (!sums.count(r.model)) order.push_back(r.model);
+        Sums& s = sums[r.model][(r.step - 1) / window];
+        s.norm += r.groups.encoder;
+        s.loss += r.loss;
+        s.steps += r.step;
+        s.count++;
+    }
+    for (const std::string& name : order) {
+        plot::Series n{name, {}, {}}, l{name, {}, {}};
+        for (const auto& [w, s] : sums[name]) {
+            n.x.push_back(s.steps / s.count);  // the window's mean step
+            n.y.push_back(s.norm / s.count);
+            l.x.push_back(s.steps / s.count);
+            l.y.push_back(s.loss / s.count);
+        }
+        norms.series.push_back(n);
+        losses.series.push_back(l);
+    }
+    write("training_encoder_grad_norm.svg", plot::line_plot_svg(norms));
+    write("training_loss.svg", plot::line_plot_svg(losses));
+}
+
+}  // namespace
+
+std::vector<std::string> write_gradflow_outputs(const GradflowReport& report,
+                                                const GradflowOptions& o) {
+    std::filesystem::create_directories(o.out_dir);
+    std::vector<std::string> written;
+    auto write = [&](const std::string& name, const std::string& contents) {
+        std::string path = (std::filesystem::path(o.out_dir) / name).string();
+        write_file_atomically(path, contents);
+        written.push_back(path);
+    };
+
+    // Every number behind the plots.
+    std::vector<std::vector<std::string>> rows;
+    for (const FlowCurve& c : report.curves)
+        for (size_t t = 0; t < c.hidden.size(); ++t)
+            rows.push_back({c.model, c.stage, std::to_string(c.length), std::to_string(t + 1),
+                            number(c.hidden[t]), number(c.embedding[t]), number(c.direct[t]),
+                            number(c.recurrent[t])});
+    write("gradflow.csv",
+          plot::to_csv({"model", "stage", "L", "t", "grad_norm_hidden", "grad_norm_embedding",
+                        "grad_norm_direct", "grad_norm_recurrent"},
+                       rows));
+    rows.clear();
+    for (const FlowCurve& c : report.curves) {
+        const double first = c.hidden.front(), last = c.hidden.back();
+        rows.push_back({c.model, c.stage, std::to_string(c.length), number(first), number(last),
+                        number(first / last), number(c.embedding.front()),
+                        number(c.embedding.back()), number(c.loss), number(c.groups.encoder),
+                        number(c.groups.attention), number(c.groups.decoder),
+                        number(c.groups.output), number(c.groups.total), number(c.saturation),
+                        number(c.entropy), number(c.entropy_ratio)});
+    }
+    write("summary.csv", plot::to_csv({"model", "stage", "L", "grad_hidden_t1", "grad_hidden_tL",
+                                       "ratio_t1_over_tL", "grad_embedding_t1", "grad_embedding_tL",
+                                       "loss", "grad_encoder", "grad_attention", "grad_decoder",
+                                       "grad_output", "grad_total", "tanh_saturation",
+                                       "attention_entropy", "attention_entropy_ratio"},
+                                      rows));
+
+    const int largest = *std::max_element(o.lengths.begin(), o.lengths.end());
+    // the long-range tasks' length is T (the input has T + 20 steps for copy_memory)
+    const bool long_range = is_long_range_task(o.task);
+    const char* length_name = long_range ? "T" : "L";
+    for (const std::string& stage : stages_of(report)) {
+        // the long-range models train until the threshold, at most train_steps steps
+        const std::string label = long_range && stage == "trained"
+                                      ? fmt::format("trained, ≤ {} steps", o.train_steps)
+                                      : stage_label(stage, o.train_steps);
+        plot::LinePlot position;
+        position.title = fmt::format("gradient reaching encoder step t, {} = {} ({}, {})",
+                                     length_name, largest, label, o.task);
+        position.x_label = long_range ? "step t" : "encoder position t";
+        position.y_label = "mean ‖dL/dh_t‖";
+        position.log_y = true;
+        plot::LinePlot relative = position;
+        relative.title = fmt::format("the same relative to the last step, {} = {} ({}, {})",
+                                     length_name, largest, label, o.task);
+        relative.y_label = "mean ‖dL/dh_t‖ / mean ‖dL/dh_L‖";
+        plot::LinePlot first;
+        first.title = fmt::format("gradient reaching {} ({}, {})",
+                                  long_range ? "step 1 vs T" : "encoder step 1 vs source length",
+                                  label, o.task);
+        first.x_label = long_range ? "T" : "source length L";
+        first.y_label = "mean ‖dL/dh_1‖";
+        first.log_y = true;
+        first.markers = true;
+        // the split of dL/dh_t (attention models only: without attention all is recurrent)
+        plot::LinePlot split = position;
+        split.title =
+            fmt::format("split of dL/dh_t, {} = {} ({}, {})", length_name, largest, label, o.task);
+        split.y_label = "mean norm of the part of dL/dh_t";
+        std::map<std::string, plot::Series> by_model;
+        std::vector<std::string> order;
+        for (const FlowCurve& c : report.curves) {
+            if (c.stage != stage) continue;
+            if (!by_model.count(c.model)) {
+                order.push_back(c.model);
+                by_model[c.model].name = c.model;
+            }
+            by_model[c.model].x.push_back(c.length);
+            by_model[c.model].y.push_back(c.hidden.front());
+            if (c.length == largest) {
+                plot::Series s{c.model, {}, {}}, r{c.model, {}, {}};
+                for (size_t t = 0; t < c.hidden.size(); ++t) {
+                    s.x.push_back(double(t + 1));
+                    s.y.push_back(c.hidden[t]);
+                    r.x.push_back(double(t + 1));
+                    r.y.push_back(c.hidden[t] / c.hidden.back());
+                }
+                position.series.push_back(s);
+                relative.series.push_back(r);
+                const bool has_attention =
+                    std::any_of(c.direct.begin(), c.direct.end(), [](double x) { return x > 0; });
+                if (has_attention) {
+                    plot::Series d{c.model + " direct", s.x, c.direct};
+                    plot::Series rec{c.model + " recurrent", s.x, c.recurrent};
+                    split.series.push_back(d);
+                    split.series.push_back(rec);
+                }
+            }
+        }
+        for (const std::string& name : order) {
+            plot::Series s = by_model[name];
+            // lengths in increasing order
+            std::vector<size_t> idx(s.x.size());
+            for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+            std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return s.x[a] < s.x[b]; });
+            plot::Series sorted{s.name, {}, {}};
+            for (size_t i : idx) {
+                sorted.x.push_back(s.x[i]);
+                sorted.y.push_back(s.y[i]);
+            }
+            first.series.push_back(sorted);
+        }
+        write(fmt::format("grad_vs_position_{}.svg", stage), plot::line_plot_svg(position));
+        write(fmt::format("grad_vs_position_relative_{}.svg", stage),
+              plot::line_plot_svg(relative));
+        write(fmt::format("grad_first_step_vs_length_{}.svg", stage), plot::line_plot_svg(first));
+        if (!split.series.empty())
+            write(fmt::format("grad_split_{}.svg", stage), plot::line_plot_svg(split));
+    }
+
+    if (!report.threshold_runs.empty()) {
+        rows.clear();
+        for (const ThresholdRun& r : report.threshold_runs)
+            rows.push_back({r.cell, r.attention, std::to_string(r.length), std::to_string(r.seed),
+                            std::to_string(r.hidden_size), std::to_string(r.parameters),
+                            std::to_string(r.reached_at), std::to_string(r.steps_run),
+                            number(r.final_loss)});
+        write("threshold_runs.csv",
+              plot::to_csv({"cell", "attention", "T", "seed", "hidden_size", "parameters",
+                            "reached_at", "steps_run", "final_window_loss"},
+                           rows));
+        write("threshold_table.md", threshold_table(report.threshold_runs, o.train_steps));
+    }
+    if (!report.training.empty()) write_training_outputs(report, o, write);
+    return written;
+}
+
+std::string gradflow_summary_table(const GradflowReport& report) {
+    size_t model_width = 5, stage_width = 5;
+    for (const FlowCurve& c : report.curves) {
+        model_width = std::max(model_width, c.model.size());
+        stage_width = std::max(stage_width, c.stage.size());
+    }
+    std::string out =
+        fmt::format("{:<{}} {:<{}} {:>4} {:>11} {:>11} {:>10} {:>11} {:>7} {:>7} {:>8}\n", "model",
+                    model_width, "stage", stage_width, "L", "|dL/dh_1|", "|dL/dh_L|", "h_1/h_L",
+                    "|dL/de_1|", "loss", "tanh>3", "H/lnL");
+    auto opt = [](double x) { return std::isfinite(x) ? fmt::format("{:.3f}", x) : "-"; };
+    for (const FlowCurve& c : report.curves) {
+        const double first = c.hidden.front(), last = c.hidden.back();
+        out += fmt::format(
+            "{:<{}} {:<{}} {:>4} {:>11.3e} {:>11.3e} {:>10.2e} {:>11.3e} {:>7.3f} {:>7} {:>8}\n",
+            c.model, model_width, c.stage, stage_width, c.length, first, last, first / last,
+            c.embedding.front(), c.loss, opt(c.saturation), opt(c.entropy_ratio));
+    }
+    return out;
+}
+
+}  // namespace seqgrad

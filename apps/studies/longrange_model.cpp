@@ -1,0 +1,197 @@
+// The long-range models, their gradient flow and their training: see apps/studies/longrange_model.h.
+#include "apps/studies/longrange_model.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "seqgrad/autograd/ops.h"
+#include "seqgrad/layers/loss.h"
+#include "seqgrad/optim/adam.h"
+#include "seqgrad/optim/clip.h"
+
+namespace seqgrad {
+
+namespace {
+
+std::unique_ptr<Attention> make_long_range_attention(const std::string& kind, int64_t H, Rng& rng) {
+    if (kind == "none") return nullptr;
+    if (kind == "bahdanau") return std::make_unique<BahdanauAttention>(H, H, H, rng);
+    if (kind == "luong_dot")
+        return std::make_unique<LuongAttention>(LuongScore::dot, H, H, rng, false, H);
+    if (kind == "luong_general")
+        return std::make_unique<LuongAttention>(LuongScore::general, H, H, rng, false, H);
+    if (kind == "luong_concat")
+        return std::make_unique<LuongAttention>(LuongScore::concat, H, H, rng, false, H);
+    throw Error(fmt::format(
+        "long-range model: attention '{}': expected none, bahdanau, luong_dot, luong_general or "
+        "luong_concat",
+        kind));
+}
+
+int64_t input_channels(const std::string& task) {
+    if (task == "adding") return 2;
+    if (task == "copy_memory") return kCopyMemoryAlphabet + 2;
+    throw Error(fmt::format("long-range model: task '{}': expected adding or copy_memory", task));
+}
+
+// ‖row‖² of n numbers at grad + offset (nullptr: no gradient arrived, 0).
+double norm_sq(const real* grad, int64_t offset, int64_t n) {
+    if (!grad) return 0;
+    double s = 0;
+    for (int64_t i = 0; i < n; ++i) s += double(grad[offset + i]) * double(grad[offset + i]);
+    return s;
+}
+
+}  // namespace
+
+LongRangeModel::LongRangeModel(const std::string& task, const std::string& cell,
+                               const std::string& attention_kind, int64_t hidden_size, Rng& rng)
+    : task_(task), cell_(cell), attention_kind_(attention_kind), hidden_size_(hidden_size) {
+    const int64_t C = input_channels(task), H = hidden_size;
+    if (H < 1) throw Error(fmt::format("long-range model: hidden size {} must be >= 1", H));
+    encoder = make_recurrent(parse_cell_type(cell), C, H, 1, false, real(0), rng);
+    attention = make_long_range_attention(attention_kind, H, rng);
+    const int64_t features = attention ? 2 * H : H;
+    out = std::make_unique<Linear>(features, task == "adding" ? 1 : kCopyMemoryAlphabet, true, rng);
+    register_module("encoder", *encoder);
+    if (attention) register_module("attention", *attention);
+    register_module("out", *out);
+}
+
+int64_t LongRangeModel::num_parameters() const {
+    int64_t n = 0;
+    for (const Tensor& p : parameters()) n += p.numel();
+    return n;
+}
+
+LongRangeModel::Output LongRangeModel::forward(const LongRangeBatch& batch,
+                                               bool inputs_grad) const {
+    if (batch.task != task_)
+        throw Error(fmt::format("long-range model for '{}' given a '{}' batch", task_, batch.task));
+    const int64_t B = batch.batch, N = batch.steps;
+    Output o;
+    o.inputs = Tensor::from_vector({B, N, batch.channels}, batch.inputs, inputs_grad);
+    RecurrentOutput r = encoder->forward(o.inputs, std::vector<int32_t>(size_t(B), int32_t(N)));
+    o.outputs = r.outputs;
+    o.step_states = r.step_states;
+    Tensor keys, keys_projected;
+    if (attention) {
+        keys = slice(o.outputs, 1, 0, batch.memory);  // [B, memory, H]
+        keys_projected = attention->project_keys(keys);
+    }
+    std::vector<Tensor> predictions;  // one [B, outputs] per answer step
+    for (int64_t a = 0; a < batch.answers; ++a) {
+        const Tensor& h = o.step_states[size_t(batch.answer_start + a)];  // [B, H]
+        Tensor features = h;
+        if (attention)
+            features =
+                concat({h, attention->forward(h, keys, keys_projected, Tensor()).context}, 1);
+        predictions.push_back(out->forward(features));
+    }
+    if (task_ == "adding") {
+        // loss = mean_b (ŷ_b − y_b)²
+        Tensor target = Tensor::from_vector({B, 1}, batch.sums);
+        Tensor error = sub(predictions.front(), target);
+        o.loss = mean(mul(error, error));
+    } else {
+        // answers stacked answer-major: row a*B + b is answer a of sequence b
+        std::vector<int32_t> targets(size_t(batch.answers * B));
+        for (int64_t a = 0; a < batch.answers; ++a)
+            for (int64_t b = 0; b < B; ++b)
+                targets[size_t(a * B + b)] = batch.symbols[size_t(b * batch.answers + a)];
+        o.loss = cross_entropy(concat(predictions, 0), targets);
+    }
+    return o;
+}
+
+int64_t matched_hidden_size(const std::string& task, const std::string& cell,
+                            const std::string& attention, int64_t budget) {
+    int64_t best = 1, best_gap = -1;
+    for (int64_t H = 1; H <= 1024; ++H) {
+        Rng rng(1);
+        const int64_t gap =
+            std::llabs(LongRangeModel(task, cell, attention, H, rng).num_parameters() - budget);
+        if (best_gap < 0 || gap < best_gap) {
+            best = H;
+            best_gap = gap;
+        } else if (gap > best_gap) {
+            break;  // the count grows with H: past the closest one
+        }
+    }
+    return best;
+}
+
+LongRangeFlow measure_long_range_flow(LongRangeModel& model, const LongRangeBatch& batch) {
+    const int64_t B = batch.batch, N = batch.steps, H = model.hidden_size(), C = batch.channels;
+    model.zero_grad();
+    LongRangeModel::Output o = model.forward(batch, /*inputs_grad=*/true);
+    o.outputs.retain_grad();
+    for (Tensor& h : o.step_states) h.retain_grad();
+    o.loss.backward();
+    LongRangeFlow f;
+    f.loss = double(o.loss.item());
+    f.hidden.assign(size_t(N), 0);
+    f.direct.assign(size_t(N), 0);
+    f.recurrent.assign(size_t(N), 0);
+    f.input.assign(size_t(N), 0);
+    const real* direct = o.outputs.grad_data();
+    const real* input = o.inputs.grad_data();
+    for (int64_t t = 0; t < N; ++t) {
+        const real* total = o.step_states[size_t(t)].grad_data();
+        for (int64_t b = 0; b < B; ++b) {
+            double r = 0;
+            for (int64_t j = 0; j < H; ++j) {
+                const double g = total ? double(total[b * H + j]) : 0;
+                const double d = direct ? double(direct[(b * N + t) * H + j]) : 0;
+                r += (g - d) * (g - d);
+            }
+            f.hidden[size_t(t)] += std::sqrt(norm_sq(total, b * H, H)) / double(B);
+            f.direct[size_t(t)] += std::sqrt(norm_sq(direct, (b * N + t) * H, H)) / double(B);
+            f.recurrent[size_t(t)] += std::sqrt(r) / double(B);
+            f.input[size_t(t)] += std::sqrt(norm_sq(input, (b * N + t) * C, C)) / double(B);
+        }
+    }
+    return f;
+}
+
+LongRangeTraining train_long_range(LongRangeModel& model, const LongRangeTrainOptions& o,
+                                   const std::function<void(int, double)>& on_step) {
+    if (o.max_steps < 1 || o.window < 1 || o.batch_size < 1)
+        throw Error(fmt::format("train_long_range: max steps {}, window {}, batch {} must be >= 1",
+                                o.max_steps, o.window, o.batch_size));
+    AdamOptions adam_options;
+    adam_options.lr = o.lr;
+    Adam adam(model.named_parameters(), adam_options);
+    Rng rng(o.data_seed);
+    model.train();
+    LongRangeTraining result;
+    double window_sum = 0;
+    for (int step = 1; step <= o.max_steps; ++step) {
+        LongRangeBatch batch = long_range_batch(model.task(), o.length, o.batch_size, rng);
+        model.zero_grad();
+        Tensor loss = model.forward(batch).loss;
+        loss.backward();
+        const double value = double(loss.item());
+        if (!std::isfinite(value))
+            throw Error(fmt::format("train_long_range: loss {} at step {} ({} {}+{}, T = {})",
+                                    value, step, model.task(), model.cell(), model.attention_kind(),
+                                    o.length));
+        if (on_step) on_step(step, value);
+        if (o.clip_norm > 0) clip_grad_norm(model.parameters(), o.clip_norm);
+        adam.step();
+        result.losses.push_back(value);
+        window_sum += value;
+        if (step > o.window) window_sum -= result.losses[size_t(step - 1 - o.window)];
+        result.steps_run = step;
+        result.final_loss = window_sum / double(std::min(step, o.window));
+        if (step >= o.window && result.final_loss < o.threshold) {
+            result.reached_at = step;
+            break;
+        }
+    }
+    model.eval();
+    return result;
+}
+
+}  // namespace seqgrad

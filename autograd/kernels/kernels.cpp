@@ -1,0 +1,113 @@
+// Which version of each kernel of autograd/kernels/kernels.h the library runs: the build's choice
+// (SEQGRAD_KERNELS = fast | reference), made here and nowhere else.
+#include "seqgrad/autograd/kernels/kernels.h"
+
+#include <fmt/format.h>
+
+#include <utility>
+
+#include "seqgrad/autograd/kernels/gemm.h"
+
+#if SEQGRAD_FAST_KERNELS
+#include "seqgrad/autograd/kernels/fast/kernels.h"
+#endif
+
+namespace seqgrad {
+
+#if SEQGRAD_FAST_KERNELS
+
+void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, real alpha, const real* A,
+          const real* B, real beta, real* C) {
+    kernels::fast::gemm(ta, tb, M, N, K, alpha, A, B, beta, C);
+}
+
+namespace kernels {
+void product_x_wt(Node& weight, int64_t rows, const real* x, real beta, real* y) {
+    fast::product_x_wt(weight, rows, x, beta, y);
+}
+void product_dy_w(Node& weight, int64_t rows, const real* dy, real* dx) {
+    fast::product_dy_w(weight, rows, dy, dx);
+}
+void accumulate_weight_grad(Node& out, size_t w, size_t x, const real* dY, int64_t rows) {
+    fast::accumulate_weight_grad(out, w, x, dY, rows);
+}
+Tensor shared_over_steps(const Tensor& weight) {
+    return fast::shared_over_steps(weight);
+}
+SharedOverStepsScope::SharedOverStepsScope(const std::vector<Tensor>& weights)
+    : previous_size_(fast::open_shared_over_steps(weights)) {}
+SharedOverStepsScope::~SharedOverStepsScope() {
+    fast::close_shared_over_steps(previous_size_);
+}
+const Tensor& weight_in_use(const Tensor& weight) {
+    return fast::weight_in_use(weight);
+}
+real* leaf_grad_elsewhere(Node& leaf) {
+    return fast::leaf_grad_elsewhere(leaf);
+}
+real* leaf_grad_row_elsewhere(Node& leaf, int64_t row) {
+    return fast::leaf_grad_row_elsewhere(leaf, row);
+}
+// ParallelGradients: autograd/kernels/fast/gradient_shard.cpp, beside the buffers it keeps
+void for_each_array(const std::vector<int64_t>& sizes, int64_t grain,
+                    const std::function<void(size_t, int64_t, int64_t)>& fn, int64_t align) {
+    fast::for_each_array(sizes, grain, fn, align);
+}
+void adam_update(const AdamConstants& c, const std::vector<AdamArrays>& params, bool zero_grads) {
+    fast::adam_update(c, params, zero_grads);
+}
+}  // namespace kernels
+
+#else  // the reference build
+
+void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, real alpha, const real* A,
+          const real* B, real beta, real* C) {
+    kernels::reference::gemm(ta, tb, M, N, K, alpha, A, B, beta, C);
+}
+
+namespace kernels {
+void product_x_wt(Node& weight, int64_t rows, const real* x, real beta, real* y) {
+    reference::product_x_wt(weight, rows, x, beta, y);
+}
+void product_dy_w(Node& weight, int64_t rows, const real* dy, real* dx) {
+    reference::product_dy_w(weight, rows, dy, dx);
+}
+void accumulate_weight_grad(Node& out, size_t w, size_t x, const real* dY, int64_t rows) {
+    reference::accumulate_weight_grad(out, w, x, dY, rows);
+}
+// The steps use the weight itself: each step's backward adds its own dY_tᵀ X_t.
+Tensor shared_over_steps(const Tensor& weight) {
+    if (weight.rank() != 2)
+        throw Error(
+            fmt::format("shared_over_steps: weight {} must be [N, K]", weight.shape().str()));
+    return weight;
+}
+SharedOverStepsScope::SharedOverStepsScope(const std::vector<Tensor>&) : previous_size_(0) {}
+SharedOverStepsScope::~SharedOverStepsScope() = default;
+const Tensor& weight_in_use(const Tensor& weight) {
+    return weight;
+}
+real* leaf_grad_elsewhere(Node&) {
+    return nullptr;
+}
+real* leaf_grad_row_elsewhere(Node&, int64_t) {
+    return nullptr;
+}
+struct ParallelGradients::State {};
+ParallelGradients::ParallelGradients() = default;
+ParallelGradients::~ParallelGradients() = default;
+void ParallelGradients::run(int count, const std::function<void(int)>& task) {
+    for (int k = 0; k < count; ++k) task(k);
+}
+void for_each_array(const std::vector<int64_t>& sizes, int64_t,
+                    const std::function<void(size_t, int64_t, int64_t)>& fn, int64_t) {
+    reference::for_each_array(sizes, fn);
+}
+void adam_update(const AdamConstants& c, const std::vector<AdamArrays>& params, bool zero_grads) {
+    for (const AdamArrays& a : params) reference::adam_update(c, a, zero_grads);
+}
+}  // namespace kernels
+
+#endif
+
+}  // namespace seqgrad

@@ -1,0 +1,75 @@
+#include "seqgrad/autograd/kernels/switches.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "seqgrad/autograd/tensor.h"
+
+namespace seqgrad {
+
+Switches parse_disabled(const char* list) {
+    Switches s;
+    const std::vector<std::pair<const char*, bool*>> names{{"fused_gru", &s.fused_gru},
+                                                           {"fused_attention", &s.fused_attention},
+                                                           {"fused_loss", &s.fused_loss},
+                                                           {"real_tokens", &s.real_tokens},
+                                                           {"one_projection", &s.one_projection},
+                                                           {"cached_keys", &s.cached_keys},
+                                                           {"shrink_batch", &s.shrink_batch},
+                                                           {"shared_steps", &s.shared_steps},
+                                                           {"packed", &s.packed},
+                                                           {"small_m", &s.small_m},
+                                                           {"buffer_pool", &s.buffer_pool},
+                                                           {"fused_lstm", &s.fused_lstm},
+                                                           {"fused_rnn", &s.fused_rnn}};
+    if (list) {
+        std::stringstream in(list);
+        std::string name;
+        while (std::getline(in, name, ',')) {
+            if (name.empty()) continue;
+            bool found = false;
+            for (auto& [known, flag] : names)
+                if (name == known) *flag = false, found = true;
+            if (!found) {
+                std::string known_names;
+                for (auto& [known, flag] : names)
+                    known_names += (known_names.empty() ? "" : ", ") + std::string(known);
+                throw Error(fmt::format("SEQGRAD_DISABLE: unknown name '{}' (known: {})", name,
+                                        known_names));
+            }
+        }
+    }
+    if (!s.real_tokens) s.shrink_batch = false;  // all rows at every step
+    return s;
+}
+
+namespace {
+
+Switches read_switches() {
+    Switches s = parse_disabled(std::getenv("SEQGRAD_DISABLE"));
+    if (std::getenv("SEQGRAD_NO_PACKED")) s.packed = false;
+    s.gemm_profile = std::getenv("SEQGRAD_GEMM_PROFILE") != nullptr;
+    return s;
+}
+
+Switches& current() {
+    static Switches s = read_switches();
+    return s;
+}
+
+}  // namespace
+
+const Switches& switches() {
+    return current();
+}
+
+void set_switches(const Switches& s) {
+    current() = s;
+}
+
+}  // namespace seqgrad

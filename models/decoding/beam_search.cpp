@@ -1,0 +1,520 @@
+// Beam search (models/decoding/decoding.h), with its trace and forced prefixes (models/decoding/beam_trace.h).
+//
+// Notation. A source sentence x; a hypothesis y = y_1 .. y_n (SOS not counted); its
+// log-probability L(y) = Σ_t log p(y_t | y_<t, x), a sum of numbers <= 0, so L only goes down as
+// y grows; K = beam_size; lp(n) the length penalty; β the coverage penalty weight, and
+//     score(y) = L(y) / lp(|y|) + cp(y),   cp(y) = β Σ_s log(min(Σ_t a_ts, 1))  (<= 0).
+//
+// ======================================== Beam search ========================================
+//
+// Every sentence owns K slots. It starts with ONE live beam, the empty prefix (its row of
+// `initial`). We do not copy that row K times: with K identical beams the first step would pick
+// the same token K times (the usual fix, copying anyway and giving copies 2..K the score -inf at
+// the first step, gives the same result with K times the work).
+//
+// One step, for all sentences at once:
+//   1. Batch. The live beams of every running sentence, sentence after sentence, are the rows of
+//      one batch: previous_tokens [N] (the beam's last token, SOS for the empty prefix) and the
+//      state (tensors [N, ...]). model.step gives log_probs [N, V] and attention [N, S].
+//   2. Expand. Each live beam b and allowed token v make a candidate b·v with log-probability
+//      L(b) + log p(v | b, x). Not allowed: PAD and SOS (never outputs), EOS before min_length,
+//      UNK when suppressed, a token completing an n-gram that b already contains, and any token
+//      of probability 0 (log-prob -inf: it can never be part of a best sequence).
+//   3. Select. The sentence keeps its `free = K - #finished` best candidates, ranked by L
+//      (ties: earlier beam, then larger token log-prob, then smaller token id). A candidate
+//      ending in EOS is finished: it goes to the sentence's finished list, is never extended
+//      again, and its slot stays used, so the beam SHRINKS. The others are the next live beams.
+//      Only a beam's own `free` best tokens can be among the sentence's `free` best, so we take
+//      those per row first: (#beams x free) candidates to sort instead of (#beams x V).
+//   4. Reorder. state = select_rows(state, parent row of each new live beam): a parent with two
+//      children is duplicated, one with none disappears, and done sentences drop out, so the
+//      batch shrinks as sentences finish.
+//
+// Why shrink rather than refill finished slots (as e.g. fairseq does, keeping K live beams)?
+// With K = 1 the first EOS ends the search, exactly like greedy decoding, whatever the options;
+// with refilling, K = 1 would go on with the second-best token after the best one ended and
+// could return a different, longer sentence. Shrinking also bounds the work: each slot ends
+// once, so every sentence yields at most K hypotheses, and each of them was among the K most
+// probable prefixes of its length at every step of its life.
+//
+// When length normalisation is applied. Only where hypotheses of DIFFERENT lengths are
+// compared: ranking the finished hypotheses, and the stopping test below. Selection (step 3)
+// uses the raw L, because all candidates of one step have the same length n, and dividing all
+// of them by the same lp(n) could not change their order. The coverage penalty, too, is only
+// added to the final score (as in GNMT): it judges a complete translation.
+//
+// When a sentence stops:
+//   a) no live beam is left (all K slots finished);
+//   b) the live beams reached the sentence's length limit M, or none of them has an allowed
+//      continuation: the live beams then become candidates too, flagged finished = false, and
+//      compete with the finished ones by score;
+//   c) early: it has at least nbest finished hypotheses and no live beam can beat the
+//      nbest-th best of them any more. A live beam b of length n, log-prob L(b), can only end
+//      as some y of length m in [n+1, M] with L(y) <= L(b) and cp(y) <= 0, so
+//          score(y) <= L(b) / lp(m) <= max_{n+1 <= m <= M} L(b) / lp(m)
+//                                    = max(L(b) / lp(n+1), L(b) / lp(M))   (lp is monotone)
+//      which, as L(b) <= 0, is L(b) / lp(M) when lp grows with length (alpha > 0): the beam's
+//      log-prob divided by the LARGEST penalty it could still get. We stop when this bound is
+//      <= the nbest-th best finished score: nothing left can enter the n-best.
+//      The known pitfall is to bound by the beam's CURRENT normalised score L(b) / lp(n). With
+//      alpha > 0 a longer continuation is divided by a larger lp and can score higher than
+//      that, so the naive rule stops as soon as a few short hypotheses finished and returns the
+//      shortest outputs. With length_penalty = none the bound is L(b) itself, which is tight.
+//
+// Results: finished (plus, after b, unfinished) hypotheses sorted by score, best first, at most
+// nbest of them (nbest <= K: a sentence never has more than K hypotheses).
+//
+// Extras (BeamSearchExtras), off by default. A forced prefix makes its next token the only
+// candidate of step 2 until the prefix is consumed (one live beam, no masks). The trace
+// (models/decoding/beam_trace.h) is recorded in steps 2-3: each expanded beam's most probable tokens
+// become child nodes with the reason they were masked, selection marks the survivors, and the
+// stopping rule and the final ranking give the last statuses and the n-best ranks.
+//
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "seqgrad/models/decoding/decoding.h"
+#include "seqgrad/models/decoding/decoding_detail.h"
+
+namespace seqgrad {
+namespace {
+
+using namespace decoding_detail;
+
+// ---- beam search bookkeeping -----------------------------------------------------------------
+
+// A live (unfinished) hypothesis of beam search.
+struct Beam {
+    std::vector<int32_t> tokens;
+    double log_prob = 0;
+    std::vector<std::vector<float>> attention;  // [len][S_b]
+    std::vector<double> coverage;               // [S_b], Σ_t a_ts, only with a coverage penalty
+    int32_t node = 0;                           // its node in the trace, when tracing
+};
+
+// A possible extension b·v of live beam `beam` (index within its sentence) by `token`.
+struct Candidate {
+    double log_prob;        // L(b) + log p(v | b, x)
+    double token_log_prob;  // log p(v | b, x)
+    int32_t beam;
+    int32_t token;
+};
+
+// The order of selection: higher L first; ties broken so that K = 1 picks exactly the token
+// greedy's argmax picks (earlier beam, then larger token log-prob, then smaller id).
+bool ranks_before(const Candidate& a, const Candidate& b) {
+    if (a.log_prob != b.log_prob) return a.log_prob > b.log_prob;
+    if (a.beam != b.beam) return a.beam < b.beam;
+    if (a.token_log_prob != b.token_log_prob) return a.token_log_prob > b.token_log_prob;
+    return a.token < b.token;
+}
+
+struct SentenceSearch {
+    int max_length = 0;                // M
+    std::vector<Beam> live;            // its rows of the batch, in order
+    std::vector<Hypothesis> finished;  // ended with EOS, in the order they finished
+    bool running = true;
+    bool live_are_candidates = false;  // stopped by the length limit or a dead end
+    const std::vector<int32_t>* forced_prefix = nullptr;  // BeamSearchExtras::forced_prefixes
+    BeamTrace* trace = nullptr;                           // null: not tracing
+    std::vector<int32_t> finished_nodes;                  // trace nodes of `finished`
+};
+
+// Inserts `c` into `best` (sorted by ranks_before) if it is among the `limit` best so far.
+void keep_if_among_best(const Candidate& c, size_t limit, std::vector<Candidate>& best) {
+    if (limit == 0 || (best.size() == limit && !ranks_before(c, best.back()))) return;
+    best.insert(std::upper_bound(best.begin(), best.end(), c, ranks_before), c);
+    if (best.size() > limit) best.pop_back();
+}
+
+// A token of one row and its log-probability.
+struct ScoredToken {
+    real log_prob;
+    int32_t token;
+};
+
+// The `limit` best allowed tokens of one row of log-probs [V], best first: larger log-prob
+// first, smaller id on ties. This is the order ranks_before gives the candidates of ONE beam:
+// they all add the same L(b), and adding the same double to two floats keeps their order
+// (where rounding makes two sums equal, ranks_before falls back to the token log-prob, then to
+// the id). So selecting per row on the float log-probs gives exactly the candidates the full
+// comparison would, while costing one comparison per token: once `limit` tokens are kept, a
+// token must be strictly above the worst of them to enter (an equal one has a larger id, so it
+// ranks after). The threshold starts at -inf, which also rejects probability-0 tokens and NaN.
+void best_tokens(const real* row, int64_t vocab, size_t limit, const std::vector<char>& is_banned,
+                 std::vector<ScoredToken>& top) {
+    top.clear();
+    if (limit == 0) return;
+    real threshold = -std::numeric_limits<real>::infinity();
+    // Token v has x > threshold: keep it unless banned (the rare, slow path).
+    auto insert = [&](int32_t v, real x) {
+        if (is_banned[size_t(v)]) return;
+        // after every kept token of log-prob >= x (those rank first: larger, or equal with a
+        // smaller id)
+        auto at = std::find_if(top.begin(), top.end(),
+                               [x](const ScoredToken& t) { return t.log_prob < x; });
+        top.insert(at, {x, v});
+        if (top.size() > limit) top.pop_back();
+        if (top.size() == limit) threshold = top.back().log_prob;
+    };
+    auto consider = [&](int32_t v) {
+        if (row[v] > threshold) insert(v, row[v]);
+    };
+    // Blocks of 64 tokens are first tested at once, by their max over 8 independent lanes (the
+    // compiler turns each lane update into one vector max; NaN never wins a comparison): after
+    // the first few hundred tokens almost no block has a token above the threshold, so the
+    // scan costs about one instruction per 8 tokens.
+    constexpr int32_t kBlock = 64, kLanes = 8;
+    int32_t v = 0;
+    for (; v + kBlock <= int32_t(vocab); v += kBlock) {
+        real lane_max[kLanes];
+        for (int32_t i = 0; i < kLanes; ++i) lane_max[i] = -std::numeric_limits<real>::infinity();
+        for (int32_t j = 0; j < kBlock; j += kLanes)
+            for (int32_t i = 0; i < kLanes; ++i)
+                lane_max[i] = row[v + j + i] > lane_max[i] ? row[v + j + i] : lane_max[i];
+        bool any_above = false;
+        for (int32_t i = 0; i < kLanes; ++i) any_above |= lane_max[i] > threshold;
+        if (any_above)
+            for (int32_t i = 0; i < kBlock; ++i) consider(v + i);
+    }
+    for (; v < int32_t(vocab); ++v) consider(v);
+}
+
+// ---- the trace (only when BeamSearchExtras::trace is set) ------------------------------------
+
+// The children recorded for each live beam of the current step: (token, node id) pairs.
+using TracedChildren = std::vector<std::vector<std::pair<int32_t, int32_t>>>;
+
+int32_t add_trace_node(BeamTrace& trace, int32_t parent, int32_t token, double token_log_prob,
+                       NodeStatus status, const DecodeOptions& options) {
+    TraceNode node;
+    node.parent = parent;
+    node.step = trace.nodes[size_t(parent)].step + 1;
+    node.token = token;
+    node.token_log_prob = token_log_prob;
+    node.log_prob = trace.nodes[size_t(parent)].log_prob + token_log_prob;
+    node.length_penalty = length_penalty(node.step, options);
+    node.score = node.log_prob / node.length_penalty;
+    node.status = status;
+    trace.nodes.push_back(node);
+    return int32_t(trace.nodes.size()) - 1;
+}
+
+// Why token v may not follow `beam` (it is in `banned`), or `forced` (>= 0) when a forced
+// prefix chose another token; pruned (tentatively) when v is allowed.
+NodeStatus masked_status(int32_t v, const Beam& beam, const std::vector<int32_t>& banned,
+                         int32_t forced, const DecodeOptions& options) {
+    if (forced >= 0) return v == forced ? NodeStatus::pruned : NodeStatus::not_forced;
+    if (std::find(banned.begin(), banned.end(), v) == banned.end()) return NodeStatus::pruned;
+    if (v == Tokens::EOS && int64_t(beam.tokens.size()) < options.min_length)
+        return NodeStatus::below_min_length;
+    if (v == Tokens::UNK && options.suppress_unk) return NodeStatus::unk_suppressed;
+    return NodeStatus::ngram_blocked;
+}
+
+// Records the kTraceAlternatives (or `free`, if more) most probable tokens of beam k's row,
+// masked or not, as children of its node. `is_banned` is all zeros on entry and exit.
+void trace_expansion(BeamTrace& trace, const Beam& beam, const real* row, int64_t vocab,
+                     size_t free, const std::vector<int32_t>& banned, int32_t forced,
+                     const DecodeOptions& options, std::vector<char>& is_banned,
+                     std::vector<std::pair<int32_t, int32_t>>& children) {
+    std::vector<ScoredToken> top;
+    is_banned[Tokens::PAD] = is_banned[Tokens::SOS] = 1;  // never outputs: not worth a node
+    best_tokens(row, vocab, std::max(free, size_t(kTraceAlternatives)), is_banned, top);
+    is_banned[Tokens::PAD] = is_banned[Tokens::SOS] = 0;
+    children.clear();
+    for (const ScoredToken& t : top)
+        children.push_back(
+            {t.token,
+             add_trace_node(trace, beam.node, t.token, t.log_prob,
+                            masked_status(t.token, beam, banned, forced, options), options)});
+}
+
+// ---- selection -------------------------------------------------------------------------------
+
+// The `free` best allowed candidates over all live beams of one sentence. `first_row` is the
+// batch row of its first live beam. When tracing, also records each beam's expansion.
+std::vector<Candidate> best_candidates(const SentenceSearch& sentence, const StepOutput& out,
+                                       int64_t first_row, size_t free, const DecodeOptions& options,
+                                       TracedChildren& traced) {
+    std::vector<Candidate> best;
+    std::vector<ScoredToken> of_beam;
+    std::vector<int32_t> banned;
+    std::vector<char> is_banned(size_t(out.vocab), 0);
+    if (sentence.trace) traced.assign(sentence.live.size(), {});
+    for (size_t k = 0; k < sentence.live.size(); ++k) {
+        const Beam& beam = sentence.live[k];
+        const real* row = out.log_prob_row(first_row + int64_t(k));
+        const std::vector<int32_t>* prefix = sentence.forced_prefix;
+        const int32_t forced =
+            prefix && beam.tokens.size() < prefix->size() ? (*prefix)[beam.tokens.size()] : -1;
+        if (forced >= 0) {  // the forced token is the only candidate
+            banned.clear();
+            if (forced < out.vocab && row[forced] > -std::numeric_limits<real>::infinity())
+                keep_if_among_best({beam.log_prob + row[forced], row[forced], int32_t(k), forced},
+                                   free, best);
+        } else {
+            collect_banned_tokens(beam.tokens, options, banned);
+            for (int32_t v : banned)
+                if (v < out.vocab) is_banned[size_t(v)] = 1;
+            best_tokens(row, out.vocab, free, is_banned, of_beam);
+            for (int32_t v : banned)
+                if (v < out.vocab) is_banned[size_t(v)] = 0;
+            for (const ScoredToken& t : of_beam) {
+                const double token_log_prob = t.log_prob;
+                keep_if_among_best(
+                    {beam.log_prob + token_log_prob, token_log_prob, int32_t(k), t.token}, free,
+                    best);
+            }
+        }
+        if (sentence.trace)
+            trace_expansion(*sentence.trace, beam, row, out.vocab, free, banned, forced, options,
+                            is_banned, traced[k]);
+    }
+    return best;
+}
+
+// The best score any continuation of `beam` (length n) can reach (stopping rule c, see top).
+double best_reachable_score(const Beam& beam, int max_length, const DecodeOptions& options) {
+    const int64_t n = int64_t(beam.tokens.size());
+    return std::max(beam.log_prob / length_penalty(n + 1, options),
+                    beam.log_prob / length_penalty(max_length, options));
+}
+
+// Stopping rule c: >= nbest finished, and no live beam can beat the nbest-th best of them.
+bool cannot_improve(const SentenceSearch& sentence, const DecodeOptions& options) {
+    const size_t nbest = size_t(options.nbest);
+    if (sentence.finished.size() < nbest) return false;
+    std::vector<double> scores;
+    for (const Hypothesis& h : sentence.finished) scores.push_back(h.score);
+    std::nth_element(scores.begin(), scores.begin() + std::ptrdiff_t(nbest - 1), scores.end(),
+                     std::greater<double>());
+    const double worst_kept = scores[nbest - 1];
+    for (const Beam& beam : sentence.live)
+        if (best_reachable_score(beam, sentence.max_length, options) > worst_kept) return false;
+    return true;
+}
+
+Hypothesis to_hypothesis(Beam beam, bool finished, const DecodeOptions& options) {
+    Hypothesis h;
+    h.score = hypothesis_score(beam.log_prob, beam.tokens.size(), beam.coverage, options);
+    h.tokens = std::move(beam.tokens);
+    h.log_prob = beam.log_prob;
+    h.finished = finished;
+    h.attention = std::move(beam.attention);
+    return h;
+}
+
+// Tracing: the node of selected candidate c (recorded by trace_expansion, or new), marked kept
+// or finished, and appended to the step's OpenNMT-style arrays.
+int32_t trace_selected(BeamTrace& trace, const Candidate& c, int32_t parent_node,
+                       const TracedChildren& traced, const DecodeOptions& options) {
+    int32_t node = -1;
+    for (const auto& [token, id] : traced[size_t(c.beam)])
+        if (token == c.token) node = id;
+    if (node < 0)
+        node = add_trace_node(trace, parent_node, c.token, c.token_log_prob, NodeStatus::kept,
+                              options);
+    trace.nodes[size_t(node)].status =
+        c.token == Tokens::EOS ? NodeStatus::finished : NodeStatus::kept;
+    trace.predicted_ids.back().push_back(c.token);
+    trace.beam_parent_ids.back().push_back(c.beam);
+    trace.scores.back().push_back(c.log_prob);
+    trace.selected_nodes.back().push_back(node);
+    return node;
+}
+
+// Tracing: hypothesis h ended at `node`; its final score (with the coverage penalty) is known.
+void trace_ended(BeamTrace& trace, const Hypothesis& h, int32_t node) {
+    TraceNode& n = trace.nodes[size_t(node)];
+    n.score = h.score;
+    n.coverage = h.score - h.log_prob / n.length_penalty;
+}
+
+// Tracing, at the end: the unfinished candidates (index >= num_finished) get their status and
+// score, the returned ones (`order`, best first) their rank.
+void trace_results(BeamTrace& trace, const std::vector<Hypothesis>& candidates,
+                   const std::vector<int32_t>& nodes, size_t num_finished,
+                   const std::vector<size_t>& order) {
+    for (size_t i = num_finished; i < nodes.size(); ++i) {
+        if (nodes[i] == 0) continue;  // a dead end at the root: nothing was expanded
+        trace.nodes[size_t(nodes[i])].status = NodeStatus::unfinished;
+        trace_ended(trace, candidates[i], nodes[i]);
+    }
+    for (size_t r = 0; r < order.size(); ++r) {
+        const int32_t node = nodes[order[r]];
+        trace.nbest_nodes.push_back(node);
+        if (node > 0) trace.nodes[size_t(node)].rank = int32_t(r + 1);
+    }
+}
+
+// Steps 2-3 for one sentence: replaces its live beams by the selected candidates, moves the
+// ones ending in EOS to `finished`, and appends each new live beam's parent row to
+// `parent_rows`. Then decides whether the sentence stops.
+void advance_sentence(SentenceSearch& sentence, const StepOutput& out, int64_t first_row,
+                      int64_t attention_cols, const DecodeOptions& options,
+                      std::vector<int32_t>& parent_rows) {
+    const size_t free = size_t(options.beam_size) - sentence.finished.size();
+    TracedChildren traced;
+    const std::vector<Candidate> selected =
+        best_candidates(sentence, out, first_row, free, options, traced);
+    BeamTrace* trace = sentence.trace;
+    if (selected.empty()) {  // dead end: no live beam has an allowed continuation (rule b)
+        sentence.running = false;
+        sentence.live_are_candidates = true;
+        if (trace) trace->stop_reason = StopReason::dead_end;
+        return;
+    }
+    if (trace) {
+        trace->predicted_ids.emplace_back();
+        trace->beam_parent_ids.emplace_back();
+        trace->scores.emplace_back();
+        trace->selected_nodes.emplace_back();
+    }
+    // A child starts from its parent's tokens, attention and coverage. The last child of each
+    // parent takes them over (a move: the parent is not needed after this step); only a
+    // parent's other children copy them.
+    std::vector<int> children_left(sentence.live.size(), 0);
+    for (const Candidate& c : selected) ++children_left[size_t(c.beam)];
+    std::vector<Beam> next_live;
+    std::vector<int32_t> next_parent_rows;
+    for (const Candidate& c : selected) {
+        Beam& parent = sentence.live[size_t(c.beam)];
+        const int64_t parent_row = first_row + c.beam;
+        Beam child = --children_left[size_t(c.beam)] == 0 ? std::move(parent) : parent;
+        child.tokens.push_back(c.token);
+        child.log_prob = c.log_prob;
+        if (trace) child.node = trace_selected(*trace, c, parent.node, traced, options);
+        if (out.attention)
+            record_attention(out.attention_row(parent_row), attention_cols, options,
+                             child.attention, child.coverage);
+        if (c.token == Tokens::EOS) {
+            sentence.finished_nodes.push_back(child.node);
+            sentence.finished.push_back(to_hypothesis(std::move(child), true, options));
+            if (trace)
+                trace_ended(*trace, sentence.finished.back(), sentence.finished_nodes.back());
+        } else {
+            next_live.push_back(std::move(child));
+            next_parent_rows.push_back(int32_t(parent_row));
+        }
+    }
+    sentence.live = std::move(next_live);
+
+    if (sentence.live.empty()) {  // rule a
+        sentence.running = false;
+        if (trace) trace->stop_reason = StopReason::all_finished;
+    } else if (int64_t(sentence.live.front().tokens.size()) >= sentence.max_length) {  // rule b
+        sentence.running = false;
+        sentence.live_are_candidates = true;
+        if (trace) trace->stop_reason = StopReason::max_length;
+    } else if (cannot_improve(sentence, options)) {  // rule c
+        sentence.running = false;
+        if (trace) {
+            trace->stop_reason = StopReason::cannot_improve;
+            for (const Beam& beam : sentence.live)
+                trace->nodes[size_t(beam.node)].status = NodeStatus::abandoned;
+        }
+    } else {
+        parent_rows.insert(parent_rows.end(), next_parent_rows.begin(), next_parent_rows.end());
+    }
+}
+
+}  // namespace
+
+std::vector<std::vector<Hypothesis>> beam_search(const StepModel& model, DecoderState initial,
+                                                 const DecodeOptions& options,
+                                                 const std::vector<int32_t>& source_lengths) {
+    return beam_search(model, std::move(initial), options, source_lengths, BeamSearchExtras{});
+}
+
+std::vector<std::vector<Hypothesis>> beam_search(const StepModel& model, DecoderState initial,
+                                                 const DecodeOptions& options,
+                                                 const std::vector<int32_t>& source_lengths,
+                                                 const BeamSearchExtras& extras) {
+    const char* who = "beam_search";
+    NoGradGuard no_grad;
+    check_options(options, initial, source_lengths, who);
+
+    const int64_t num_sentences = initial.rows();
+    if (!extras.forced_prefixes.empty() && int64_t(extras.forced_prefixes.size()) != num_sentences)
+        throw Error(fmt::format("{}: {} forced prefixes for {} sentences", who,
+                                extras.forced_prefixes.size(), num_sentences));
+    std::vector<SentenceSearch> sentences(static_cast<size_t>(num_sentences));
+    if (extras.trace) extras.trace->assign(sentences.size(), BeamTrace{});
+    for (size_t b = 0; b < sentences.size(); ++b) {
+        SentenceSearch& sentence = sentences[b];
+        sentence.max_length = sentence_max_length(options, source_lengths, b);
+        sentence.live.emplace_back();  // the empty prefix, row b of `initial`
+        if (!extras.forced_prefixes.empty() && !extras.forced_prefixes[b].empty())
+            sentence.forced_prefix = &extras.forced_prefixes[b];
+        if (extras.trace) {
+            sentence.trace = &(*extras.trace)[b];
+            sentence.trace->nodes.emplace_back();  // the root, node 0
+            sentence.trace->beam_size = options.beam_size;
+            sentence.trace->nbest = options.nbest;
+            sentence.trace->max_length = sentence.max_length;
+        }
+    }
+
+    DecoderState state = std::move(initial);
+    std::vector<int32_t> previous_tokens, parent_rows;
+    while (true) {
+        // 1. The batch: live beams of the running sentences, in sentence order.
+        previous_tokens.clear();
+        for (const SentenceSearch& sentence : sentences)
+            if (sentence.running)
+                for (const Beam& beam : sentence.live)
+                    previous_tokens.push_back(previous_token(beam.tokens));
+        if (previous_tokens.empty()) break;
+        const int64_t rows = int64_t(previous_tokens.size());
+        const StepOutput out(model.step(previous_tokens, state), rows, model.vocab_size(), who);
+        if (options.coverage_penalty > 0 && !out.attention)
+            throw Error(
+                fmt::format("{}: coverage_penalty needs a model that returns attention", who));
+
+        // 2-3. Each sentence expands and selects; parent_rows collects the rows to keep.
+        parent_rows.clear();
+        int64_t first_row = 0;
+        for (size_t b = 0; b < sentences.size(); ++b) {
+            SentenceSearch& sentence = sentences[b];
+            if (!sentence.running) continue;
+            const int64_t beams = int64_t(sentence.live.size());
+            const int64_t attention_cols =
+                out.attention ? attention_columns(out, source_lengths, b, who) : 0;
+            advance_sentence(sentence, out, first_row, attention_cols, options, parent_rows);
+            first_row += beams;
+        }
+        // 4. Reorder / duplicate / drop rows for the next step.
+        if (parent_rows.empty()) break;
+        if (!is_identity(parent_rows, rows)) state = select_rows(state, parent_rows);
+    }
+
+    // The n-best of every sentence, best first (stable: earlier finished first on ties).
+    std::vector<std::vector<Hypothesis>> results(sentences.size());
+    for (size_t b = 0; b < sentences.size(); ++b) {
+        SentenceSearch& sentence = sentences[b];
+        std::vector<Hypothesis> candidates = std::move(sentence.finished);
+        std::vector<int32_t> nodes = std::move(sentence.finished_nodes);  // when tracing
+        const size_t num_finished = candidates.size();
+        if (sentence.live_are_candidates)
+            for (Beam& beam : sentence.live) {
+                nodes.push_back(beam.node);
+                candidates.push_back(to_hypothesis(std::move(beam), false, options));
+            }
+        std::vector<size_t> order(candidates.size());
+        std::iota(order.begin(), order.end(), 0);
+        std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+            return candidates[x].score > candidates[y].score;
+        });
+        if (order.size() > size_t(options.nbest)) order.resize(size_t(options.nbest));
+        if (sentence.trace) trace_results(*sentence.trace, candidates, nodes, num_finished, order);
+        for (size_t i : order) results[b].push_back(std::move(candidates[i]));
+    }
+    return results;
+}
+
+}  // namespace seqgrad

@@ -1,0 +1,86 @@
+#include "seqgrad/models/decoding/translator.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+
+namespace seqgrad {
+
+DecodeOptions decode_options_from(const DecodeConfig& c) {
+    DecodeOptions o;
+    o.beam_size = c.beam_size;
+    o.alpha = c.alpha;
+    o.length_penalty = c.length_penalty == "none"      ? DecodeOptions::none
+                       : c.length_penalty == "average" ? DecodeOptions::average
+                                                       : DecodeOptions::gnmt;
+    o.max_length = c.max_length;
+    o.max_length_factor = c.max_length_factor;
+    return o;
+}
+
+std::vector<Translation> translate(const Seq2Seq& model, const Task& task,
+                                   const std::vector<std::string>& sources,
+                                   const DecodeOptions& options, int batch_size) {
+    return translate(model, task, sources, options, TranslateExtras{}, batch_size);
+}
+
+std::vector<Translation> translate(const Seq2Seq& model, const Task& task,
+                                   const std::vector<std::string>& sources,
+                                   const DecodeOptions& options, const TranslateExtras& extras,
+                                   int batch_size) {
+    NoGradGuard no_grad;
+    if (!extras.forced_prefixes.empty() && extras.forced_prefixes.size() != sources.size())
+        throw Error(fmt::format("translate: {} forced prefixes for {} sources",
+                                extras.forced_prefixes.size(), sources.size()));
+    const bool use_extras = extras.trace || !extras.forced_prefixes.empty();
+    std::vector<Translation> results(sources.size());
+    std::vector<std::vector<int32_t>> encoded(sources.size());
+    std::vector<size_t> order;
+    for (size_t i = 0; i < sources.size(); ++i) {
+        std::vector<std::string> tokens = task.pipeline.source_tokens(sources[i]);
+        if (tokens.empty()) continue;  // an empty line translates to an empty line
+        tokens.push_back(std::string(Vocab::eos_token));
+        results[i].source_tokens = tokens;
+        encoded[i] = task.encode_source(sources[i]);
+        order.push_back(i);
+    }
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return encoded[a].size() < encoded[b].size(); });
+    for (size_t start = 0; start < order.size(); start += size_t(batch_size)) {
+        size_t end = std::min(order.size(), start + size_t(batch_size));
+        std::vector<EncodedPair> pairs;
+        std::vector<size_t> indices;
+        for (size_t k = start; k < end; ++k) {
+            pairs.push_back({encoded[order[k]], {Vocab::EOS}});
+            indices.push_back(k - start);
+        }
+        Batch batch = make_batch(pairs, indices);
+        EncodedSource source = model.encode(batch);
+        DecoderState state = model.initial_state(source);
+        std::vector<std::vector<Hypothesis>> nbest;
+        std::vector<BeamTrace> traces;
+        if (use_extras) {
+            BeamSearchExtras beam_extras;
+            if (!extras.forced_prefixes.empty())
+                for (size_t k = start; k < end; ++k)
+                    beam_extras.forced_prefixes.push_back(extras.forced_prefixes[order[k]]);
+            if (extras.trace) beam_extras.trace = &traces;
+            nbest = beam_search(model, state, options, batch.src_lengths, beam_extras);
+        } else if (options.beam_size <= 1) {
+            for (Hypothesis& h : greedy_decode(model, state, options, batch.src_lengths))
+                nbest.push_back({std::move(h)});
+        } else {
+            nbest = beam_search(model, state, options, batch.src_lengths);
+        }
+        for (size_t k = start; k < end; ++k) {
+            Translation& t = results[order[k]];
+            t.nbest = std::move(nbest[k - start]);
+            if (extras.trace) t.trace = std::move(traces[k - start]);
+            if (!t.nbest.empty()) t.text = task.decode_target(t.nbest[0].tokens);
+        }
+    }
+    return results;
+}
+
+}  // namespace seqgrad

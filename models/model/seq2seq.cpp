@@ -1,0 +1,489 @@
+#include "seqgrad/models/model/seq2seq.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "seqgrad/autograd/fused_loss.h"
+#include "seqgrad/autograd/kernels/kernels.h"
+#include "seqgrad/autograd/ops.h"
+#include "seqgrad/data/vocab.h"
+#include "seqgrad/layers/loss.h"
+
+namespace seqgrad {
+namespace {
+
+std::unique_ptr<Attention> make_attention(const ModelConfig& c, int64_t key_size, Rng& rng) {
+    const int64_t H = c.hidden_size;
+    if (c.attention == "bahdanau")
+        return std::make_unique<BahdanauAttention>(H, key_size, c.attention_size, rng,
+                                                   c.attention_bias);
+    if (c.attention == "luong_dot")
+        return std::make_unique<LuongAttention>(LuongScore::dot, H, key_size, rng, c.luong_scaled,
+                                                c.attention_size);
+    if (c.attention == "luong_general")
+        return std::make_unique<LuongAttention>(LuongScore::general, H, key_size, rng,
+                                                c.luong_scaled, c.attention_size);
+    if (c.attention == "luong_concat")
+        return std::make_unique<LuongAttention>(LuongScore::concat, H, key_size, rng,
+                                                /*scaled=*/false, c.attention_size);
+    return nullptr;  // "none"
+}
+
+int64_t decoder_input_size(const ModelConfig& c, int64_t key_size) {
+    int64_t size = c.embedding_size;
+    if (c.attention == "bahdanau") size += key_size;
+    bool luong = c.attention.rfind("luong", 0) == 0;
+    if (luong && c.input_feeding) size += c.hidden_size;
+    return size;
+}
+
+// what the output projection reads: o_t [H], or [o_t; c_t; emb(y_{t-1})] (deep)
+int64_t projection_input_size(const ModelConfig& c, int64_t key_size) {
+    if (c.output_layer != "deep") return c.hidden_size;
+    return c.hidden_size + (c.attention == "none" ? 0 : key_size) + c.embedding_size;
+}
+
+// layer 0 reads the decoder's input, layer l > 0 the state of layer l-1
+std::vector<std::unique_ptr<RecurrentCell>> make_decoder_cells(const ModelConfig& c,
+                                                               int64_t key_size, Rng& rng) {
+    std::vector<std::unique_ptr<RecurrentCell>> cells;
+    for (int l = 0; l < c.decoder_layers; ++l) {
+        const int64_t in = l == 0 ? decoder_input_size(c, key_size) : c.hidden_size;
+        cells.push_back(make_cell(parse_cell_type(c.cell), in, c.hidden_size, rng));
+    }
+    return cells;
+}
+
+bool has_bridge(const ModelConfig& c) {
+    return c.bidirectional || c.encoder_size() != c.hidden_size;
+}
+
+}  // namespace
+
+// ---- encoder ---------------------------------------------------------------------------------
+
+Encoder::Encoder(const ModelConfig& c, int64_t source_vocab, Rng& rng)
+    : embedding(source_vocab, c.embedding_size, Vocab::PAD, rng),
+      recurrent(make_recurrent(parse_cell_type(c.cell), c.embedding_size, c.encoder_size(),
+                               c.encoder_layers, c.bidirectional, real(c.dropout), rng)),
+      dropout(real(c.dropout), rng),
+      hidden_size_(c.encoder_size()),
+      output_size_(c.bidirectional ? 2 * c.encoder_size() : c.encoder_size()),
+      layers_(c.encoder_layers),
+      decoder_layers_(c.decoder_layers),
+      bidirectional_(c.bidirectional) {
+    register_module("embedding", embedding);
+    register_module(cell_type_name(recurrent->type()), *recurrent);
+    register_module("dropout", dropout);  // no parameters, but eval() must reach it
+    if (has_bridge(c)) {
+        bridge = std::make_unique<Linear>(output_size_, c.hidden_size, true, rng);
+        register_module("bridge", *bridge);
+        if (recurrent->type() == CellType::lstm) {
+            cell_bridge = std::make_unique<Linear>(output_size_, c.hidden_size, true, rng);
+            register_module("cell_bridge", *cell_bridge);
+        }
+    }
+}
+
+// source ids [B,S] -> embedded [B,S,E] -> encoder -> outputs [B,S,K], decoder initial states
+EncodedSource Encoder::forward(const std::vector<int32_t>& source_ids, int64_t B, int64_t S,
+                               const std::vector<int32_t>& lengths) const {
+    EncodedSource out;
+    out.embedded = embedding.forward(source_ids, {B, S});
+    RecurrentOutput r = recurrent->forward(dropout.forward(out.embedded), lengths);
+    out.outputs = r.outputs;
+    out.step_states = r.step_states;
+    out.initial_state = decoder_initial_state(r, B);
+    out.mask = padding_mask(lengths, S);
+    out.lengths = lengths;
+    return out;
+}
+
+// Decoder layer l starts from encoder layer l's final state when both stacks have as many
+// layers, else every decoder layer from the encoder's top layer. final_hidden and final_cell
+// are [L*D,B,He] (PyTorch's h_n, c_n); with a bridge, h_0 = tanh(bridge([h_fwd; h_bwd])) and
+// c_0 = cell_bridge([c_fwd; c_bwd]) (one bridge of each for all layers).
+std::vector<RecurrentState> Encoder::decoder_initial_state(const RecurrentOutput& encoded,
+                                                           int64_t B) const {
+    const int D = bidirectional_ ? 2 : 1;
+    const int64_t He = hidden_size_;
+    auto layer_state = [&](const Tensor& final, int layer) {
+        std::vector<Tensor> directions;
+        for (int d = 0; d < D; ++d)
+            directions.push_back(
+                reshape(slice(final, 0, layer * D + d, layer * D + d + 1), {B, He}));
+        return D == 1 ? directions[0] : concat(directions, 1);  // [B, D*He]
+    };
+    std::vector<RecurrentState> state(static_cast<size_t>(decoder_layers_));
+    for (int l = 0; l < decoder_layers_; ++l) {
+        if (decoder_layers_ != layers_ && l > 0) {  // every layer from the top one: computed once
+            state[size_t(l)] = state[0];
+            continue;
+        }
+        const int from = decoder_layers_ == layers_ ? l : layers_ - 1;
+        Tensor h = layer_state(encoded.final_hidden, from);
+        state[size_t(l)].h = bridge ? tanh(bridge->forward(h)) : h;
+        if (encoded.final_cell.defined()) {
+            Tensor c = layer_state(encoded.final_cell, from);
+            state[size_t(l)].c = cell_bridge ? cell_bridge->forward(c) : c;
+        }
+    }
+    return state;
+}
+
+// ---- decoder ---------------------------------------------------------------------------------
+
+Decoder::Decoder(const ModelConfig& c, int64_t target_vocab, int64_t key_size, Rng& rng)
+    : embedding(target_vocab, c.embedding_size, Vocab::PAD, rng),
+      cells(make_decoder_cells(c, key_size, rng)),
+      attention(make_attention(c, key_size, rng)),
+      dropout(real(c.dropout), rng),
+      out(projection_input_size(c, key_size), target_vocab, true, rng),
+      attention_kind_(c.attention),
+      input_feeding_(c.input_feeding),
+      deep_output_(c.output_layer == "deep") {
+    register_module("embedding", embedding);
+    for (size_t l = 0; l < cells.size(); ++l)
+        register_module(l == 0 ? "cell" : fmt::format("cell_l{}", l), *cells[l]);
+    register_module("dropout", dropout);
+    if (attention) {
+        register_module("attention", *attention);
+        attention->use_mask = c.attention_mask;  // the study switches (layers/attention.h)
+        attention->position_bias = c.position_bias;
+        attention->position_ratio = c.position_bias_ratio;
+    }
+    if (attention_kind_.rfind("luong", 0) == 0) {
+        combine = std::make_unique<Linear>(key_size + c.hidden_size, c.hidden_size, false, rng);
+        register_module("combine", *combine);
+    }
+    register_module("out", out);
+}
+
+Tensor Decoder::project_keys(const Tensor& encoder_outputs) const {
+    return attention ? attention->project_keys(encoder_outputs) : Tensor();
+}
+
+std::vector<Tensor> Decoder::step_weights() const {
+    std::vector<Tensor> weights;
+    for (const auto& cell : cells)
+        for (const Tensor& w : cell->step_weights()) weights.push_back(w);
+    if (attention) weights.push_back(attention->query_weight());
+    if (combine) weights.push_back(combine->weight);
+    return weights;
+}
+
+// layer 0 reads `input`, layer l > 0 reads layer l-1's new h (after dropout, as PyTorch's
+// stacked recurrent layers do)
+std::vector<RecurrentState> Decoder::stack_step(const Tensor& input,
+                                                const std::vector<RecurrentState>& state) const {
+    if (state.size() != cells.size())
+        throw Error(fmt::format("Decoder::step: {} layer states for a decoder of {} layers",
+                                state.size(), cells.size()));
+    std::vector<RecurrentState> next(cells.size());
+    Tensor x = input;
+    for (size_t l = 0; l < cells.size(); ++l) {
+        next[l] = cells[l]->step(x, state[l]);
+        if (l + 1 < cells.size()) x = dropout.forward(next[l].h);
+    }
+    return next;
+}
+
+// With SEQGRAD_DISABLE=cached_keys the keys are projected again at every step (what the
+// key-only half of the score costs when it is not computed once per source batch).
+Decoder::Step Decoder::step(const Tensor& embedded, const std::vector<RecurrentState>& state,
+                            const Tensor& feed, const EncodedSource& source,
+                            const Tensor& output_steps) const {
+    EncodedSource projected;
+    const EncodedSource* src = &source;
+    if (attention && !switches().cached_keys) {
+        projected = source;
+        projected.keys_projected = attention->project_keys(source.outputs);
+        src = &projected;
+    }
+    Step s;
+    Tensor context;
+    if (attention_kind_ == "bahdanau") {
+        // attend with the top layer's previous state, then feed the context into layer 0
+        AttentionResult a = attention->forward(state.back().h, src->outputs, src->keys_projected,
+                                               src->mask, output_steps);
+        s.state = stack_step(concat({embedded, a.context}, 1), state);
+        s.output_state = s.top_hidden();
+        s.attention_weights = a.weights;
+        context = a.context;
+    } else if (attention) {
+        // Luong: the stack steps first, attend with the top layer's new state, ã = tanh(W_c [c; h])
+        Tensor input = input_feeding_ ? concat({embedded, feed}, 1) : embedded;
+        s.state = stack_step(input, state);
+        AttentionResult a = attention->forward(s.top_hidden(), src->outputs, src->keys_projected,
+                                               src->mask, output_steps);
+        s.output_state = tanh(combine->forward(concat({a.context, s.top_hidden()}, 1)));
+        s.attention_weights = a.weights;
+        context = a.context;
+    } else {
+        s.state = stack_step(embedded, state);
+        s.output_state = s.top_hidden();
+    }
+    // deep output (Bahdanau et al. 2015): the projection also reads c_t and emb(y_{t-1})
+    s.projection_input = !deep_output_       ? s.output_state
+                         : context.defined() ? concat({s.output_state, context, embedded}, 1)
+                                             : concat({s.output_state, embedded}, 1);
+    return s;
+}
+
+// ---- the whole model -------------------------------------------------------------------------
+
+Seq2Seq::Seq2Seq(const ModelConfig& c, int64_t source_vocab, int64_t target_vocab, Rng& rng)
+    : encoder(c, source_vocab, rng),
+      decoder(c, target_vocab, encoder.output_size(), rng),
+      config_(c),
+      source_vocab_(source_vocab),
+      target_vocab_(target_vocab),
+      rng_(rng) {
+    register_module("encoder", encoder);
+    register_module("decoder", decoder);
+    if (c.init == "normal") init_normal(rng);
+}
+
+// As the PyTorch tutorial of this model does: every parameter whose name says "weight" from
+// N(0, 0.01), every other (the biases) 0. The embeddings' PAD rows stay zero (they never get a
+// gradient, Embedding's padding_idx).
+void Seq2Seq::init_normal(Rng& rng) {
+    for (auto& [name, p] : named_parameters()) {
+        const std::string leaf = name.substr(name.find_last_of('.') + 1);
+        if (leaf.find("weight") != std::string::npos) {
+            init::normal(p, 0.0, 0.01, rng);
+        } else {
+            std::fill(p.data(), p.data() + p.numel(), real(0));
+        }
+    }
+    for (Embedding* e : {&encoder.embedding, &decoder.embedding})
+        std::fill(e->weight.data() + int64_t(Vocab::PAD) * e->embedding_dim(),
+                  e->weight.data() + int64_t(Vocab::PAD + 1) * e->embedding_dim(), real(0));
+}
+
+EncodedSource Seq2Seq::encode(const Batch& batch) const {
+    EncodedSource source =
+        encoder.forward(batch.src_ids, batch.batch_size, batch.src_len, batch.src_lengths);
+    if (switches().cached_keys) source.keys_projected = decoder.project_keys(source.outputs);
+    return source;
+}
+
+// A batch sorted by decreasing target length lets the decoder drop each sequence as soon as it
+// has ended (see below); sorting rows changes neither the loss (a mean over tokens) nor its
+// gradient, only the order of the sum.
+LossOutput Seq2Seq::forward_loss(const Batch& batch, double teacher_forcing,
+                                 double label_smoothing) const {
+    if (is_sorted_by_target_length(batch))
+        return forward_loss(batch, encode(batch), teacher_forcing, label_smoothing);
+    const Batch sorted = sort_by_target_length(batch);
+    return forward_loss(sorted, encode(sorted), teacher_forcing, label_smoothing);
+}
+
+// Step t runs on the rows 0..n_t-1 only, where rows n_t..B-1 are those whose target has ended
+// before t (all of them when the batch is sorted by target length, only a finished tail
+// otherwise): their states would only feed padded positions, which the loss ignores. The
+// states, encoder outputs, keys and mask of the first n_t rows are views (no copy), so a step
+// costs what its running sequences cost, and the outputs of all steps, [n_0 + ... + n_{T-1}, H],
+// are exactly the real target tokens, which go through the output projection in one product.
+LossOutput Seq2Seq::forward_loss(const Batch& batch, const EncodedSource& source,
+                                 double teacher_forcing, double label_smoothing) const {
+    const Switches& on = switches();
+    DecodedSteps steps = decode_teacher_forced(batch, source, teacher_forcing);
+    LossOutput result;
+    result.num_tokens = count_targets(steps.targets, Vocab::PAD);
+    if (on.one_projection && on.fused_loss && on.real_tokens) {
+        // [Σ n_t, H], time-major; the projection to the vocabulary and the loss as one op
+        // (autograd/fused_loss.h): the [Σ n_t, V] logits exist once instead of twice
+        const Tensor states = steps.output_states.size() == 1 ? steps.output_states[0]
+                                                              : concat(steps.output_states, 0);
+        result.loss = linear_cross_entropy(
+            decoder.dropout.forward(states), decoder.out.weight, decoder.out.bias, steps.targets,
+            Vocab::PAD, Reduction::mean, real(label_smoothing), &result.num_correct);
+        return result;
+    }
+    // The same loss with some of the optimisations off (autograd/kernels/switches.h): a sum over the
+    // real tokens of every step's (or all steps') loss, divided by their number.
+    Tensor total;
+    if (on.one_projection) {
+        total = loss_sum(concat(steps.output_states, 0), steps.targets, label_smoothing,
+                         &result.num_correct);
+    } else {
+        size_t first = 0;
+        for (const Tensor& states : steps.output_states) {
+            const size_t n = size_t(states.size(0));
+            const std::vector<int32_t> targets(steps.targets.begin() + long(first),
+                                               steps.targets.begin() + long(first + n));
+            first += n;
+            Tensor step_loss = loss_sum(states, targets, label_smoothing, &result.num_correct);
+            total = total.defined() ? add(total, step_loss) : step_loss;
+        }
+    }
+    result.loss = mul(total, real(1.0 / double(std::max<int64_t>(result.num_tokens, 1))));
+    return result;
+}
+
+Tensor Seq2Seq::loss_sum(const Tensor& states, const std::vector<int32_t>& targets,
+                         double label_smoothing, int64_t* num_correct) const {
+    Tensor x = states;
+    std::vector<int32_t> kept = targets;
+    if (switches().real_tokens) {  // only the rows of real target tokens reach the projection
+        std::vector<int32_t> rows;
+        kept.clear();
+        for (size_t i = 0; i < targets.size(); ++i)
+            if (targets[i] != Vocab::PAD) rows.push_back(int32_t(i)), kept.push_back(targets[i]);
+        if (rows.size() != targets.size()) x = gather_rows(states, rows);
+    }
+    x = decoder.dropout.forward(x);
+    int64_t correct = 0;
+    Tensor loss;
+    if (switches().fused_loss) {
+        loss = linear_cross_entropy(x, decoder.out.weight, decoder.out.bias, kept, Vocab::PAD,
+                                    Reduction::sum, real(label_smoothing), &correct);
+    } else {
+        const Tensor logits = decoder.out.forward(x);
+        loss =
+            cross_entropy_composed(logits, kept, Vocab::PAD, Reduction::sum, real(label_smoothing));
+        const int64_t V = logits.size(1);
+        for (size_t i = 0; i < kept.size(); ++i) {
+            const real* row = logits.data() + int64_t(i) * V;
+            correct += kept[i] != Vocab::PAD && std::max_element(row, row + V) - row == kept[i];
+        }
+    }
+    *num_correct += correct;
+    return loss;
+}
+
+// The decoder over the batch with teacher forcing: each step's output states and targets.
+Seq2Seq::DecodedSteps Seq2Seq::decode_teacher_forced(const Batch& batch,
+                                                     const EncodedSource& source,
+                                                     double teacher_forcing) const {
+    const int64_t B = batch.batch_size, T = batch.tgt_len, H = config_.hidden_size;
+    // row_end[b] = 1 + the last step with a real target in row b; running[t] = n_t (all rows
+    // at every step with SEQGRAD_DISABLE=shrink_batch).
+    std::vector<int64_t> row_end(size_t(B), 0), running(size_t(T), 0);
+    for (int64_t b = 0; b < B; ++b)
+        for (int64_t t = 0; t < T; ++t)
+            if (batch.tgt_out[size_t(b * T + t)] != Vocab::PAD) row_end[size_t(b)] = t + 1;
+    for (int64_t t = 0, n = B; t < T; ++t) {
+        while (switches().shrink_batch && n > 0 && row_end[size_t(n - 1)] <= t) --n;
+        running[size_t(t)] = n;
+    }
+
+    Rng& rng = thread_rng(rng_);
+    std::vector<RecurrentState> state = source.initial_state;
+    Tensor feed = Tensor::zeros({B, H});
+    EncodedSource running_source = source;  // views of the first n_t rows
+    DecodedSteps steps;
+    steps.output_states.reserve(size_t(T));
+    steps.targets.reserve(size_t(batch.num_target_tokens));
+    std::vector<int32_t> previous, predicted(size_t(B), Vocab::SOS);
+    // every step multiplies by these (a kernel may sum each one's gradient over the steps in one
+    // product: autograd/kernels/kernels.h)
+    kernels::SharedOverStepsScope shared(decoder.step_weights());
+    for (int64_t t = 0; t < T; ++t) {
+        const int64_t n = running[size_t(t)];
+        if (n == 0) break;
+        if (n != feed.size(0)) {
+            for (RecurrentState& layer : state) {
+                layer.h = slice(layer.h, 0, 0, n);
+                if (layer.c.defined()) layer.c = slice(layer.c, 0, 0, n);
+            }
+            feed = slice(feed, 0, 0, n);
+            running_source.outputs = slice(source.outputs, 0, 0, n);
+            running_source.mask = slice(source.mask, 0, 0, n);
+            if (source.keys_projected.defined())
+                running_source.keys_projected = slice(source.keys_projected, 0, 0, n);
+        }
+        previous.resize(size_t(n));
+        for (int64_t b = 0; b < n; ++b) {
+            bool gold = t == 0 || teacher_forcing >= 1 || rng.uniform() < teacher_forcing;
+            previous[size_t(b)] = gold ? batch.tgt_in[size_t(b * T + t)] : predicted[size_t(b)];
+            steps.targets.push_back(batch.tgt_out[size_t(b * T + t)]);
+        }
+        Tensor embedded = decoder.dropout.forward(decoder.embedding.forward(previous, {n}));
+        const Tensor output_steps =
+            config_.position_bias != 0 ? Tensor::full({n}, real(t)) : Tensor();
+        Decoder::Step s = decoder.step(embedded, state, feed, running_source, output_steps);
+        state = s.state;
+        feed = s.output_state;
+        steps.output_states.push_back(s.projection_input);
+        if (teacher_forcing < 1) {  // the next input may be this step's own prediction
+            NoGradGuard no_grad;
+            Tensor logits = decoder.out.forward(s.projection_input);
+            const int64_t V = logits.size(1);
+            for (int64_t b = 0; b < n; ++b) {
+                const real* row = logits.data() + b * V;
+                predicted[size_t(b)] = int32_t(std::max_element(row, row + V) - row);
+            }
+        }
+    }
+    return steps;
+}
+
+// The decoder state's tensors (DecoderState::tensors): the per-row constants and the output step
+// (each row's t, for the position bias) first, then h of every layer, then (LSTM) c of every
+// layer.
+namespace {
+enum StateSlot : size_t { kFeed, kEncoderOutputs, kKeysProjected, kMask, kOutputStep, kLayers };
+}
+
+DecoderState Seq2Seq::initial_state(const EncodedSource& source) const {
+    const int64_t B = source.outputs.size(0), H = config_.hidden_size;
+    DecoderState state;
+    Tensor keys = source.keys_projected.defined() ? source.keys_projected : Tensor::zeros({B, 1});
+    state.tensors = {Tensor::zeros({B, H}), source.outputs, keys, source.mask, Tensor::zeros({B})};
+    for (const RecurrentState& layer : source.initial_state) state.tensors.push_back(layer.h);
+    for (const RecurrentState& layer : source.initial_state)
+        if (layer.c.defined()) state.tensors.push_back(layer.c);
+    return state;
+}
+
+Seq2Seq::StateParts Seq2Seq::state_parts(const DecoderState& state) const {
+    const size_t L = size_t(decoder.num_layers());
+    if (state.tensors.size() != kLayers + L && state.tensors.size() != kLayers + 2 * L)
+        throw Error(
+            fmt::format("Seq2Seq::state_parts: a state of {} tensors for a decoder of {} "
+                        "layers",
+                        state.tensors.size(), L));
+    return {state.tensors[kLayers + L - 1], state.tensors[kEncoderOutputs],
+            state.tensors[kKeysProjected], state.tensors[kMask], state.tensors[kOutputStep]};
+}
+
+StepResult Seq2Seq::step(const std::vector<int32_t>& previous_tokens, DecoderState& state) const {
+    const int64_t N = state.rows();
+    if (int64_t(previous_tokens.size()) != N)
+        throw Error(fmt::format("Seq2Seq::step: {} tokens for {} rows", previous_tokens.size(), N));
+    const size_t L = size_t(decoder.num_layers());
+    const size_t layer_tensors =
+        state.tensors.size() - std::min<size_t>(state.tensors.size(), kLayers);
+    if (layer_tensors != L && layer_tensors != 2 * L)
+        throw Error(fmt::format("Seq2Seq::step: a state of {} tensors for a decoder of {} layers",
+                                state.tensors.size(), L));
+    const bool has_c = layer_tensors == 2 * L;  // an LSTM's cell states follow the h's
+    std::vector<RecurrentState> layers(L);
+    for (size_t l = 0; l < L; ++l) {
+        layers[l].h = state.tensors[kLayers + l];
+        if (has_c) layers[l].c = state.tensors[kLayers + L + l];
+    }
+    EncodedSource source;
+    source.outputs = state.tensors[kEncoderOutputs];
+    source.keys_projected = decoder.attention ? state.tensors[kKeysProjected] : Tensor();
+    source.mask = state.tensors[kMask];
+    Tensor embedded = decoder.embedding.forward(previous_tokens, {N});
+    Decoder::Step s =
+        decoder.step(embedded, layers, state.tensors[kFeed], source, state.tensors[kOutputStep]);
+    state.tensors[kFeed] = s.output_state;
+    // the next output step of every row
+    state.tensors[kOutputStep] = add(state.tensors[kOutputStep], real(1));
+    for (size_t l = 0; l < L; ++l) {
+        state.tensors[kLayers + l] = s.state[l].h;
+        if (has_c) state.tensors[kLayers + L + l] = s.state[l].c;
+    }
+    StepResult result;
+    result.log_probs = log_softmax(decoder.out.forward(s.projection_input));
+    result.attention = s.attention_weights;
+    return result;
+}
+
+}  // namespace seqgrad

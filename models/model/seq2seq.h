@@ -1,0 +1,182 @@
+// Seq2Seq: embedding -> recurrent encoder -> stacked recurrent decoder with attention -> output
+// projection.
+//
+//   source ids [B,S] -> source_embedding -> [B,S,E] -> encoder -> encoder_outputs [B,S,K]
+//                                              (K = He, or 2He if bidirectional; He per direction)
+//   encoder and decoder cells: model.cell, "gru", "lstm" or "rnn" (layers/recurrent.h)
+//   decoder layers l = 0..L-1, each a cell with state s^l (h, and c for an LSTM); s^l_0 comes
+//   from the encoder's final state of layer l when the encoder has L layers, else of its top
+//   layer; through the bridge tanh(W_b [h_fwd; h_bwd] + b_b) when bidirectional or He != H (an
+//   LSTM's c through its own linear cell_bridge, no tanh: c is not bounded)
+//   at each target step t, with y_{t-1} the previous target token (SOS first), h_t = top layer:
+//     bahdanau:  c_t = attend(query = h_{t-1});  layer 0 reads [emb(y_{t-1}); c_t], layer l > 0
+//                reads layer l-1's new h;  o_t = h_t
+//     luong_*:   layer 0 reads [emb(y_{t-1}); ã_{t-1} if input feeding], the stack steps, then
+//                c_t = attend(query = h_t);  o_t = ã_t = tanh(W_c [c_t; h_t])
+//     none:      layer 0 reads emb(y_{t-1});  o_t = h_t
+//   logits_t = out(o_t)  (output_layer "plain")  or  out([o_t; c_t; emb(y_{t-1})])  ("deep";
+//   without attention [o_t; emb(y_{t-1})])
+//   loss = cross-entropy over the real (non-PAD) target tokens, averaged.
+//
+// Under teacher forcing the logits of all steps are computed after the recurrence, in one large
+// product over the real tokens only (padding never reaches the output projection).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "seqgrad/autograd/kernels/switches.h"
+#include "seqgrad/data/batching.h"
+#include "seqgrad/layers/attention.h"
+#include "seqgrad/layers/dropout.h"
+#include "seqgrad/layers/embedding.h"
+#include "seqgrad/layers/linear.h"
+#include "seqgrad/layers/recurrent.h"
+#include "seqgrad/models/run/config.h"
+#include "seqgrad/models/model/step_model.h"
+
+namespace seqgrad {
+
+// What the encoder hands to the decoder for one source batch.
+struct EncodedSource {
+    Tensor outputs;  // [B,S,K] encoder states (zero past each length)
+    // The decoder's state before its first step, one per decoder layer (bottom first).
+    std::vector<RecurrentState> initial_state;
+    Tensor keys_projected;  // [B,S,*] attention's key projection, computed once per batch
+    Tensor mask;            // [B,S]   1 at padded source positions
+    std::vector<int32_t> lengths;
+    // For gradient-flow studies (apps/studies/gradflow.cpp): call retain_grad() on these before
+    // backward to read d(loss)/d(source embedding) and d(loss)/d(encoder state at step t).
+    Tensor embedded;                  // [B,S,E] source embeddings (before dropout)
+    std::vector<Tensor> step_states;  // the encoder's RecurrentOutput::step_states
+};
+
+struct LossOutput {
+    Tensor loss;              // [] mean cross-entropy over real target tokens
+    int64_t num_tokens = 0;   // real target tokens (EOS included)
+    int64_t num_correct = 0;  // argmax predictions equal to the target (teacher-forced)
+};
+
+class Encoder : public Module {
+  public:
+    Encoder(const ModelConfig& config, int64_t source_vocab, Rng& rng);
+    EncodedSource forward(const std::vector<int32_t>& source_ids, int64_t batch, int64_t length,
+                          const std::vector<int32_t>& lengths) const;
+    int64_t output_size() const { return output_size_; }
+
+    Embedding embedding;
+    // model.cell's layer (GRU, LSTM or RNN), registered as "gru", "lstm" or "rnn"
+    std::unique_ptr<Recurrent> recurrent;
+    Dropout dropout;
+    // bidirectional or He != H: h_0 = tanh(bridge([h_fwd; h_bwd])) (undefined otherwise)
+    std::unique_ptr<Linear> bridge;
+    // the same for an LSTM's cell state, without tanh: c_0 = cell_bridge([c_fwd; c_bwd]). Its
+    // own weights, because h and c live on different scales (h = o ⊙ tanh(c) is in (-1, 1), c
+    // is not bounded), and no tanh, which would squash c into the range of h.
+    std::unique_ptr<Linear> cell_bridge;
+
+  private:
+    // The decoder's initial state of each of its layers from the encoder's final states.
+    std::vector<RecurrentState> decoder_initial_state(const RecurrentOutput& encoded,
+                                                      int64_t batch) const;
+
+    int64_t hidden_size_, output_size_;
+    int layers_, decoder_layers_;
+    bool bidirectional_;
+};
+
+class Decoder : public Module {
+  public:
+    Decoder(const ModelConfig& config, int64_t target_vocab, int64_t key_size, Rng& rng);
+
+    // One decoder step for every row.  embedded [N,E], state: one per layer, each [N,H]; feed
+    // [N,H] (Luong input feeding; ignored otherwise).
+    struct Step {
+        std::vector<RecurrentState> state;  // every layer's new state
+        Tensor output_state;       // o_t [N,H]: h_t, or Luong's ã_t (the next step's feed)
+        Tensor projection_input;   // what `out` reads: o_t, or [o_t; c_t; emb] (deep output)
+        Tensor attention_weights;  // [N,S] (undefined for none)
+        const Tensor& top_hidden() const { return state.back().h; }
+    };
+    // output_steps [N]: each row's output step t, needed only with a position bias.
+    Step step(const Tensor& embedded, const std::vector<RecurrentState>& state, const Tensor& feed,
+              const EncodedSource& source, const Tensor& output_steps = Tensor()) const;
+    Tensor project_keys(const Tensor& encoder_outputs) const;
+    // The weights every step multiplies by (for kernels::SharedOverStepsScope).
+    std::vector<Tensor> step_weights() const;
+    int num_layers() const { return int(cells.size()); }
+
+    Embedding embedding;
+    // model.cell's cells; layer 0 is "cell" (the keys of GRU checkpoints from before stacked
+    // decoders), layer l > 0 "cell_l{l}".
+    std::vector<std::unique_ptr<RecurrentCell>> cells;
+    std::unique_ptr<Attention> attention;
+    std::unique_ptr<Linear> combine;  // Luong: W_c, [c; h] -> H
+    Dropout dropout;  // on the embeddings, between layers, and before the output projection
+    Linear out;
+
+  private:
+    // the stack from layer 0's input; the new states of every layer
+    std::vector<RecurrentState> stack_step(const Tensor& input,
+                                           const std::vector<RecurrentState>& state) const;
+
+    std::string attention_kind_;
+    bool input_feeding_, deep_output_;
+};
+
+class Seq2Seq : public Module, public StepModel {
+  public:
+    Seq2Seq(const ModelConfig& config, int64_t source_vocab, int64_t target_vocab, Rng& rng);
+
+    const ModelConfig& config() const { return config_; }
+    int64_t vocab_size() const override { return target_vocab_; }
+
+    EncodedSource encode(const Batch& batch) const;
+    // Training forward: teacher forcing with probability teacher_forcing per token (1 = always);
+    // otherwise the model's own previous argmax is fed. `rng` draws those choices and dropout.
+    LossOutput forward_loss(const Batch& batch, double teacher_forcing = 1.0,
+                            double label_smoothing = 0.0) const;
+    // The same from a source already encoded by encode(batch) (to inspect the encoder's tensors).
+    LossOutput forward_loss(const Batch& batch, const EncodedSource& source,
+                            double teacher_forcing = 1.0, double label_smoothing = 0.0) const;
+
+    // Decoding (StepModel): one row per source sentence; state tensors are
+    // {feed, encoder outputs, keys projected, mask, output step [N], h of each layer, c of each
+    // layer (LSTM)}.
+    DecoderState initial_state(const EncodedSource& source) const;
+    StepResult step(const std::vector<int32_t>& previous_tokens,
+                    DecoderState& state) const override;
+    // The named parts of a state made by initial_state, for tools that redo a step's attention
+    // (bench/attention_stats.cpp): the query the next step starts from is top_hidden.
+    struct StateParts {
+        Tensor top_hidden, encoder_outputs, keys_projected, mask, output_step;
+    };
+    StateParts state_parts(const DecoderState& state) const;
+
+    Encoder encoder;
+    Decoder decoder;
+    Rng& rng() const { return rng_; }
+
+  private:
+    // The decoder's output states [rows, H] of steps that ran, and their targets.
+    struct DecodedSteps {
+        std::vector<Tensor> output_states;  // one [n_t, *] per step: what `out` reads
+        std::vector<int32_t> targets;       // Σ n_t, time-major
+    };
+    DecodedSteps decode_teacher_forced(const Batch& batch, const EncodedSource& source,
+                                       double teacher_forcing) const;
+    // Σ over the real target tokens of the cross-entropy of decoder.out(states) (fused or
+    // composed, autograd/kernels/switches.h); num_correct += the argmax hits.
+    Tensor loss_sum(const Tensor& states, const std::vector<int32_t>& targets,
+                    double label_smoothing, int64_t* num_correct) const;
+
+    // model.init "normal": every weight N(0, 0.01), every bias 0
+    void init_normal(Rng& rng);
+
+    ModelConfig config_;
+    int64_t source_vocab_, target_vocab_;
+    Rng& rng_;
+};
+
+}  // namespace seqgrad

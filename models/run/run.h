@@ -1,0 +1,26 @@
+// A trained run, loaded back from its directory: the config it was trained with, its
+// vocabularies and text pipeline, and the model with the weights of `best` (or `last`).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "seqgrad/models/run/config.h"
+#include "seqgrad/models/model/seq2seq.h"
+#include "seqgrad/models/run/task.h"
+
+namespace seqgrad {
+
+struct LoadedRun {
+    Config config;
+    Task task;  // vocabularies and pipeline; data splits only when load_data
+    std::unique_ptr<Rng> rng;
+    std::unique_ptr<Seq2Seq> model;  // in eval mode
+    std::string checkpoint_path;
+};
+
+// which: "best" or "last" (falls back to last when there is no best yet).
+LoadedRun load_run(const std::string& run_dir, const std::string& which = "best",
+                   bool load_data = false);
+
+}  // namespace seqgrad
