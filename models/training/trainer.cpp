@@ -525,7 +525,7 @@ class Run {
     // stops it (no test record is written).
     void test(TrainSummary& summary) {
         std::string best = dir_ + "/best.safetensors";
-        if (std::filesystem::exists(best)) load_parameters(load_safetensors(best), *model_);
+        if (std::filesystem::exists(best)) load_parameters(load_checkpoint(best), *model_);
         model_->eval();
         std::vector<std::string> sources, references, hypotheses;
         for (const auto& p : task_.test) {
@@ -566,7 +566,7 @@ class Run {
     }
 
     void restore(const std::string& path) {
-        SafetensorsFile file = load_safetensors(path);
+        SafetensorsFile file = load_checkpoint(path);
         check_checkpoint_cell(file, config_.model);
         load_parameters(file, *model_);
         json meta = checkpoint_metadata(file);
