@@ -9,8 +9,8 @@
 
 #include <unistd.h>
 
-#include "apps/studies/attention_report.h"
 #include "apps/cli/commands.h"
+#include "apps/studies/attention_report.h"
 #include "seqgrad/autograd/tensor.h"
 #include "seqgrad/data/file_io.h"
 #include "seqgrad/data/reversible_tokenizer.h"
@@ -265,4 +265,53 @@ TEST_CASE("bpe pipeline round trip over every line of the shipped corpora") {
         }
     }
     CHECK(checked > 18000);
+}
+
+TEST_CASE("data.bad_lines skip: every skipped line, split by split, goes into skipped_lines.tsv") {
+    const std::string dir = temp_dir("skipped_lines");
+    Config c = bpe_config(dir, {{"bad_lines", "skip"}, {"test", "test.tsv"}});
+    write_file_atomically(dir + "/train.tsv",
+                          std::string(kTrain) + "A \"quoted\ttab\".\tEin Satz.\n");
+    write_file_atomically(dir + "/valid.tsv", std::string(kValid) + "\tLeer.\n");
+    write_file_atomically(dir + "/test.tsv",
+                          "I'm tired.\tIch bin m\xC3\xBC"
+                          "de.\nbad\xFF\tx\n");
+    const Task task = prepare_task(c, /*quiet=*/true);
+    CHECK(task.train.size() == 7);
+    CHECK(task.valid.size() == 1);
+    CHECK(task.test.size() == 1);
+    REQUIRE(task.skipped.size() == 3);
+    CHECK(task.skipped[0].split == "train");
+    CHECK(task.skipped[0].bad.line == 8);
+    CHECK(task.skipped[1].split == "valid");
+    CHECK(task.skipped[2].split == "test");
+    save_skipped_lines(task, dir);
+    CHECK(read_file(dir + "/skipped_lines.tsv") ==
+          "split\tfile\tline\treason\n"
+          "train\t" +
+              dir +
+              "/train.tsv\t8\t3 tab-separated columns, expected 2 (a tab inside a "
+              "sentence?)\n"
+              "valid\t" +
+              dir +
+              "/valid.tsv\t2\tempty target side (column 1)\n"
+              "test\t" +
+              dir + "/test.tsv\t2\tinvalid UTF-8 at byte 4 of the line\n");
+
+    // A later run that skips nothing removes the list of an earlier one.
+    Config clean = bpe_config(dir);
+    const Task clean_task = prepare_task(clean, /*quiet=*/true);
+    CHECK(clean_task.skipped.empty());
+    save_skipped_lines(clean_task, dir);
+    CHECK_FALSE(std::filesystem::exists(dir + "/skipped_lines.tsv"));
+
+    // By default a bad line is an error that names data.bad_lines; "fail" is an older name.
+    const Config strict = bpe_config(dir, {{"valid", "bad_valid.tsv"}});
+    write_file_atomically(dir + "/bad_valid.tsv", std::string(kValid) + "\tLeer.\n");
+    CHECK_THROWS_WITH(
+        prepare_task(strict, true),
+        doctest::Contains("bad_valid.tsv:2: empty target side (column 1); to leave bad "
+                          "lines out, set data.bad_lines to \"skip\""));
+    CHECK(bpe_config(dir, {{"bad_lines", "fail"}}).data.bad_lines == "error");
+    std::filesystem::remove_all(dir);
 }
