@@ -57,10 +57,13 @@ void check_line_counts(const std::string& hyp_name, size_t hyp_lines, const std:
 std::string format_score_only(double score, int width);
 
 // eval: the score lines — sacreBLEU BLEU and chrF against the raw references, then (for a
-// pipeline that is not reversible) against references normalised like the output.
+// pipeline that is not reversible) against references normalised like the output. `metrics`
+// ("all", "bleu,bleu-lc", ...: data/score_definitions.h) asks for those definitions instead,
+// one labelled line each with its signature. Throws Error on an unknown metric name.
 std::string eval_scores_text(const Task& task, const std::string& pipeline_description,
                              const std::vector<std::string>& hypotheses,
-                             const std::vector<std::string>& raw_references);
+                             const std::vector<std::string>& raw_references,
+                             const std::string& metrics = "");
 // eval: how many sources and references hold a token outside the vocabulary.
 std::string unknown_share_text(const Task& task, const std::vector<SentencePair>& pairs);
 

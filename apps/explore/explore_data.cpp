@@ -13,6 +13,7 @@
 #include "seqgrad/data/accuracy.h"
 #include "seqgrad/data/bleu.h"
 #include "seqgrad/data/chrf.h"
+#include "seqgrad/data/score_definitions.h"
 
 namespace seqgrad {
 namespace {
@@ -285,7 +286,9 @@ void add_what_ifs(const LoadedRun& run, const std::vector<std::string>& sources,
     }
 }
 
-// Corpus BLEU and chrF (and accuracy for dates) of both decodings; empty without references.
+// Corpus BLEU and chrF (and accuracy for dates) of both decodings, and the score under each
+// published definition (data/score_definitions.h) with its label and signature; empty without
+// references.
 json corpus_scores(const LoadedRun& run, const std::vector<std::string>& references,
                    const std::vector<std::string>& greedy_texts,
                    const std::vector<std::string>& beam_texts) {
@@ -301,6 +304,17 @@ json corpus_scores(const LoadedRun& run, const std::vector<std::string>& referen
                   {"chrf", number(corpus_chrf(*texts, {references}, chrf_options).score, 1e2)}};
         if (run.task.is_dates())
             c["accuracy"] = number(100 * exact_match_accuracy(*texts, references), 1e2);
+        c["definitions"] = json::array();
+        for (const ScoreDefinition& d : score_definitions()) {
+            const double score = d.is_bleu ? corpus_bleu(*texts, {references}, d.bleu).score
+                                           : corpus_chrf(*texts, {references}, d.chrf).score;
+            c["definitions"].push_back(
+                {{"label", d.label},
+                 {"score", number(score, 1e2)},
+                 {"signature", (d.is_bleu ? "BLEU|" + bleu_signature(d.bleu, 1)
+                                          : (d.chrf.word_order > 0 ? "chrF2++|" : "chrF2|") +
+                                                chrf_signature(d.chrf, 1))}});
+        }
         corpus[name] = c;
     }
     corpus["bleu_signature"] = bleu_signature(bleu_options, 1);

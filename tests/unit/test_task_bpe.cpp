@@ -194,6 +194,34 @@ TEST_CASE("eval scores: raw references first, normalised scores only for normali
     CHECK(out.substr(normalised).find("BLEU = 100.00") != std::string::npos);
 }
 
+TEST_CASE("eval --metrics all: each definition on its own labelled line, in both sections") {
+    Task word = prepare_task(
+        bpe_config(temp_dir("task_eval_metrics"),
+                   {{"tokenizer", "word"}, {"lowercase", true}, {"separate_punctuation", true}}),
+        true);
+    const std::string out = eval_scores_text(word, "lower-cased", {"we are tired , but happy ."},
+                                             {"We are tired, but happy."}, "all");
+    const size_t normalised = out.find("on normalised text");
+    REQUIRE(normalised != std::string::npos);
+    for (const char* line :
+         {"\nBLEU cased 13a          BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|",
+          "\nBLEU lower-cased        BLEU|nrefs:1|case:lc|eff:no|tok:13a|smooth:exp|",
+          "\nBLEU intl               BLEU|nrefs:1|case:mixed|eff:no|tok:intl|smooth:exp|",
+          "\nBLEU tutorial protocol  BLEU|nrefs:1|case:lc|eff:no|tok:13a|smooth:none|",
+          "\nchrF2                   chrF2|nrefs:1|",
+          "\nchrF++                  chrF2++|nrefs:1|"}) {
+        CAPTURE(line);
+        CHECK(out.find(line) < normalised);
+        CHECK(out.find(line, normalised) != std::string::npos);
+    }
+    // Lower-cased, the output matches the raw reference: case:lc scores 100, cased 13a does not.
+    CHECK(out.find("case:lc|eff:no|tok:13a|smooth:exp|version:2.x-seqgrad = 100.00") < normalised);
+    CHECK(out.find("case:mixed|eff:no|tok:13a|smooth:exp|version:2.x-seqgrad = 100.00") >
+          normalised);
+    CHECK_THROWS_WITH_AS(eval_scores_text(word, "", {"a"}, {"a"}, "bleu,ter"),
+                         doctest::Contains("--metrics: unknown metric \"ter\""), Error);
+}
+
 TEST_CASE("the share of sentences with <unk>, before (word) and after (BPE)") {
     std::vector<SentencePair> test{{"Ich lese Bücher.", "I'm reading books."},
                                    {"Büchersucher lasen.", "Tired readers read."}};
