@@ -31,7 +31,7 @@ for seed in $SEEDS; do
         done
     done
     for d in $TRAIN_DIMS; do
-        [[ $d == 256 && $seed != 1 ]] && continue  # the budget: d = 256 once
+        [[ $d == 256 && $seed != 1 ]] && continue  # d = 256 with seed 1 only, to keep the run short
         for scaled in false true; do
             run="$OUT/$MODE-d$d-scaled-$scaled-s$seed"
             if [[ ! -f $run/best.safetensors ]]; then
