@@ -2,11 +2,11 @@
 // everything that exists only for speed.
 //
 // Each kernel has a reference version — plain loops and BLAS calls, the definition, in
-// autograd/kernels/kernels_reference.h / kernels_reference.cpp and autograd/kernels/gemm.cpp — and
-// a fast version in autograd/kernels/fast/ (SIMD, weight panels laid out once, shared weight
-// gradients, per-thread gradient buffers, threads). The library is built with one of the two (CMake
-// option SEQGRAD_KERNELS = fast | reference, default fast); the reference versions are compiled in
-// both builds, so the tests of the fast build hold every fast kernel equal to its reference
+// autograd/kernels/kernels_reference.h / kernels_reference.cpp and autograd/kernels/gemm.cpp — and a fast
+// version in autograd/kernels/fast/ (SIMD, weight panels laid out once, shared weight gradients, per-thread
+// gradient buffers, threads). The library is built with one of the two (CMake option
+// SEQGRAD_KERNELS = fast | reference, default fast); the reference versions are compiled in both
+// builds, so the tests of the fast build hold every fast kernel equal to its reference
 // (tests/unit/test_fast_*). In the fast build, some fast kernels can also be switched off at run
 // time (autograd/kernels/switches.h).
 //
@@ -38,8 +38,7 @@ namespace selected = reference;
 
 namespace seqgrad::kernels {
 
-// ---- rows of the fused ops and of softmax (reference: autograd/kernels/kernels_reference.h)
-// ---------
+// ---- rows of the fused ops and of softmax (reference: autograd/kernels/kernels_reference.h) ---------
 
 // max_j x_j over x[0..n); −inf for n = 0; a NaN never wins a comparison.
 inline real row_max(const real* x, int64_t n) {
@@ -82,10 +81,10 @@ inline void tanh_backward_row(real g, const real* v, const real* t, real* dq, re
     selected::tanh_backward_row(g, v, t, dq, dk, n);
 }
 
-// ---- products by a weight (reference: autograd/kernels/kernels_reference.cpp)
-// ------------------------ The matrix product itself is gemm (autograd/kernels/gemm.h). These three
-// are the products of a layer by its weight W [N, K]; `weight` is the graph node of W (a parameter,
-// or the view that shared_over_steps made of it).
+// ---- products by a weight (reference: autograd/kernels/kernels_reference.cpp) ------------------------
+// The matrix product itself is gemm (autograd/kernels/gemm.h). These three are the products of a layer
+// by its weight W [N, K]; `weight` is the graph node of W (a parameter, or the view that
+// shared_over_steps made of it).
 
 // y [rows, N] = x [rows, K] Wᵀ + beta y
 void product_x_wt(Node& weight, int64_t rows, const real* x, real beta, real* y);
@@ -99,8 +98,8 @@ void accumulate_weight_grad(Node& out, size_t w, size_t x, const real* dY, int64
 // Every step of a recurrence multiplies by the same W. By the chain rule its gradient is
 //   dW = Σ_t dY_tᵀ X_t = [dY_1; ...; dY_T]ᵀ [X_1; ...; X_T],
 // and the reference adds each step's term in that step's backward. The fast version wraps W
-// once per sequence in a view (autograd/kernels/fast/shared_over_steps.h) to which the steps hand
-// their rows, and adds them in one product when the view's own backward runs, after every step's.
+// once per sequence in a view (autograd/kernels/fast/shared_over_steps.h) to which the steps hand their
+// rows, and adds them in one product when the view's own backward runs, after every step's.
 
 // The weight as the steps of one recurrence use it: the reference returns `weight` itself.
 Tensor shared_over_steps(const Tensor& weight);
@@ -132,9 +131,9 @@ real* leaf_grad_row_elsewhere(Node& leaf, int64_t row);
 // The parts of a data-parallel step: run(count, task) runs task(k) for k = 0 .. count − 1, the
 // parts of one step, each a forward and backward of some of the batch's rows. Reference: one after
 // another on the calling thread, every gradient straight into .grad. Fast: task k on thread k
-// (autograd/kernels/parallel.h), the leaves' gradients of every k > 0 kept apart (in buffers this
-// object keeps from step to step) and added into .grad afterwards in the order k = 1, 2, ... (so
-// the result does not depend on timing). Rethrows the error of the lowest k that threw.
+// (autograd/kernels/parallel.h), the leaves' gradients of every k > 0 kept apart (in buffers this object
+// keeps from step to step) and added into .grad afterwards in the order k = 1, 2, ... (so the
+// result does not depend on timing). Rethrows the error of the lowest k that threw.
 class ParallelGradients {
   public:
     ParallelGradients();
