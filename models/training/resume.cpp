@@ -44,7 +44,7 @@ void save_training_checkpoint(const std::string& path, const TrainingState& s) {
 }
 
 void restore_training_checkpoint(const std::string& path, const TrainingState& s) {
-    SafetensorsFile file = load_safetensors(path);
+    SafetensorsFile file = load_checkpoint(path);
     check_checkpoint_cell(file, s.config.model);
     load_parameters(file, s.model);
     json meta = checkpoint_metadata(file);

@@ -377,7 +377,7 @@ class Run {
     // stops it (no test record is written).
     void test(TrainSummary& summary) {
         std::string best = dir_ + "/best.safetensors";
-        if (std::filesystem::exists(best)) load_parameters(load_safetensors(best), *model_);
+        if (std::filesystem::exists(best)) load_parameters(load_checkpoint(best), *model_);
         const TestResult r = measure_test(*model_, task_, config_);
         if (!r.complete) {
             summary.interrupted = true;
