@@ -147,8 +147,7 @@ TEST_CASE("a line with more columns than data.columns says is an error naming fi
     const std::string text = "go .\tva !\nhe said\tthen left\til a dit\n";
     CHECK_THROWS_WITH(parse_parallel_corpus(text, "tab.tsv"),
                       doctest::Contains("tab.tsv:2: 3 tab-separated columns, expected 2"));
-    CHECK_THROWS_WITH(parse_parallel_corpus(text, "tab.tsv"),
-                      doctest::Contains("data.bad_lines"));
+    CHECK_THROWS_WITH(parse_parallel_corpus(text, "tab.tsv"), doctest::Contains("data.bad_lines"));
     CorpusOptions skip;
     skip.on_bad_line = OnBadLine::skip;
     const CorpusReadResult skipped = parse_parallel_corpus(text, "tab.tsv", skip);
