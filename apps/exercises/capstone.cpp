@@ -12,6 +12,7 @@
 #include <cmath>
 
 #include "apps/exercises/capstone_parts.h"
+#include "seqgrad/autograd/kernels/gemm.h"
 #include "seqgrad/data/batching.h"
 #include "seqgrad/layers/embedding.h"
 #include "seqgrad/layers/gru.h"
@@ -129,6 +130,7 @@ int train_dates(const std::vector<std::string>& args) {
         } else throw std::runtime_error("train-dates: unknown argument " + args[i]);
     }
     const auto start = std::chrono::steady_clock::now();
+    set_blas_threads(1);  // small products: one thread, no idle threads spinning
     Config config = Config::load(config_path, overrides);
     const ExerciseTable table = learner_table();
     LearnerParts parts = probe_parts(table);

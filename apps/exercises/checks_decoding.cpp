@@ -1,4 +1,4 @@
-// Exercises 12-15: Adam and clipping, greedy decoding, one beam-search step, corpus BLEU.
+// Exercises 13-14: greedy decoding and one beam-search step.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -7,135 +7,11 @@
 #include "apps/exercises/beam_reference.h"
 #include "apps/exercises/grader.h"
 #include "apps/exercises/step_models.h"
-#include "seqgrad/data/bleu.h"
-#include "seqgrad/optim/adam.h"
-#include "seqgrad/optim/clip.h"
 
 namespace seqgrad::grading {
 namespace {
 
 using namespace practice;
-
-// ---- 12 ----
-
-// Adam by hand with one slip switched on, for the diagnoses.
-std::vector<double> adam_variant(std::vector<double> p, const std::vector<std::vector<double>>& grads,
-                                 double lr, double b1, double b2, double eps, int slip) {
-    std::vector<double> m(p.size()), v(p.size());
-    for (size_t t = 1; t <= grads.size(); ++t)
-        for (size_t i = 0; i < p.size(); ++i) {
-            double g = grads[t - 1][i];
-            m[i] = b1 * m[i] + (1 - b1) * g, v[i] = b2 * v[i] + (1 - b2) * g * g;
-            double bc1 = slip == 1 ? 1 : 1 - std::pow(b1, double(t));
-            double bc2 = slip == 1 ? 1 : 1 - std::pow(b2, double(t));
-            double denom = slip == 2 ? std::sqrt(v[i] / bc2 + eps) : std::sqrt(v[i] / bc2) + eps;
-            p[i] -= lr * (m[i] / bc1) / denom;
-        }
-    return p;
-}
-
-void grade_adam_clip(Grader& g) {
-    Rng rng = g.rng(12);
-    struct Case {
-        std::string label;
-        int64_t n;
-        int steps;
-        double lr, b1, b2, eps, grad_scale;
-    };
-    std::vector<Case> cases = {
-        {"1 step", g.random_size(rng, 3, 11), 1, 1e-3, 0.9, 0.999, 1e-8, 1},
-        {"3 steps", g.random_size(rng, 3, 11), 3, 0.01, 0.9, 0.999, 1e-8, 1},
-        {"5 steps, betas (0.5, 0.9), eps 0.1", 7, 5, 0.05, 0.5, 0.9, 0.1, 1},
-        {"tiny gradients (eps matters)", 5, 2, 0.01, 0.9, 0.999, 1e-3, 1e-4}};
-    for (const Case& k : cases) {
-        g.check("adam " + k.label, [&]() -> std::string {
-            std::vector<real> p0(size_t(k.n));
-            for (auto& x : p0) x = real(rng.uniform(-1, 1));
-            std::vector<std::vector<double>> grads(size_t(k.steps), std::vector<double>(size_t(k.n)));
-            for (auto& step : grads)
-                for (auto& x : step) x = k.grad_scale * rng.uniform(-1, 1);
-            Tensor p = Tensor::from_vector({k.n}, p0, true);
-            AdamOptions options;
-            options.lr = k.lr, options.beta1 = k.b1, options.beta2 = k.b2, options.eps = k.eps;
-            Adam adam({{"p", p}}, options);
-            std::vector<real> mine(p0), m(size_t(k.n), 0), v(size_t(k.n), 0), grad(size_t(k.n));
-            g.phase("update");
-            for (int t = 1; t <= k.steps; ++t) {
-                for (int64_t i = 0; i < k.n; ++i)
-                    p.mutable_grad_data()[i] = grad[size_t(i)] = real(grads[size_t(t - 1)][size_t(i)]);
-                adam.step();
-                g.t.adam_update(mine.data(), grad.data(), m.data(), v.data(), k.n, t, k.lr, k.b1,
-                                k.b2, k.eps);
-            }
-            g.phase("checking");
-            CompareContext c;
-            c.shape = {k.n};
-            c.rtol = 1e-9, c.atol = 1e-12;
-            std::vector<double> p_start(p0.begin(), p0.end());
-            c.alternatives = {
-                {"no bias correction (m̂ = m / (1 − β1^t), v̂ = v / (1 − β2^t))",
-                 adam_variant(p_start, grads, k.lr, k.b1, k.b2, k.eps, 1)},
-                {"eps inside the square root: p −= lr m̂ / (√v̂ + eps), eps after the root",
-                 adam_variant(p_start, grads, k.lr, k.b1, k.b2, k.eps, 2)},
-                {"the update not applied", p_start}};
-            return compare("parameter after the last step",
-                           std::vector<double>(mine.begin(), mine.end()), values(p), c);
-        });
-    }
-    struct ClipCase {
-        std::string label;
-        double max_norm, scale;
-        bool no_grad, nan;
-    };
-    std::vector<ClipCase> clips = {{"norm above max_norm", 1.0, 3, false, false},
-                                   {"norm below max_norm: untouched", 10.0, 0.5, false, false},
-                                   {"a parameter without gradient", 0.5, 2, true, false},
-                                   {"NaN gradient: returned, nothing scaled", 1.0, 2, false, true}};
-    for (const ClipCase& k : clips) {
-        g.check("clip_grad_norm: " + k.label, [&]() -> std::string {
-            auto make = [&](Rng r) {
-                std::vector<Tensor> ps;
-                for (int64_t n : {3, 5, 4}) {
-                    Tensor p = random_leaf(r, {n});
-                    for (int64_t i = 0; i < n; ++i) p.mutable_grad_data()[i] = real(k.scale * r.uniform(-1, 1));
-                    ps.push_back(p);
-                }
-                if (k.no_grad) ps.push_back(random_leaf(r, {2}));
-                if (k.nan) ps[1].mutable_grad_data()[2] = std::numeric_limits<real>::quiet_NaN();
-                return ps;
-            };
-            Rng seed = g.rng(120);
-            std::vector<Tensor> mine = make(seed), want = make(seed);
-            std::vector<double> before;
-            for (const Tensor& t : mine)
-                for (double x : gradient(t)) before.push_back(x);
-            g.phase("update");
-            double norm = g.t.clip_grad_norm(mine, k.max_norm);
-            double want_norm = seqgrad::clip_grad_norm(want, k.max_norm);
-            g.phase("checking");
-            if (!(norm == want_norm || std::fabs(norm - want_norm) <= 1e-12 * std::fabs(want_norm) ||
-                  (std::isnan(norm) && std::isnan(want_norm)))) {
-                if (std::fabs(norm - want_norm * want_norm) < 1e-9 * want_norm * want_norm)
-                    return fmt::format("returned ‖g‖² = {}: the norm is its square root", norm);
-                return fmt::format("returned {}, expected the norm before clipping {}", norm, want_norm);
-            }
-            std::vector<double> got_g, want_g;
-            for (size_t i = 0; i < mine.size(); ++i)
-                for (double x : gradient(mine[i])) got_g.push_back(x);
-            for (size_t i = 0; i < want.size(); ++i)
-                for (double x : gradient(want[i])) want_g.push_back(x);
-            CompareContext c;
-            c.shape = {int64_t(got_g.size())};
-            c.rtol = 1e-9;
-            c.alternatives = {{"the gradients were not scaled", before}};
-            if (std::isnan(want_norm)) c.alternatives.clear();
-            std::string why = compare("gradients after clipping (all parameters, flattened)", got_g, want_g, c);
-            if (!why.empty() && std::isnan(want_norm))
-                why += "; a non-finite norm must leave the gradients untouched";
-            return why;
-        });
-    }
-}
 
 // ---- 13 ----
 
@@ -439,121 +315,9 @@ void grade_beam(Grader& g) {
     }
 }
 
-// ---- 15 ----
-
-double bleu_variant(const std::vector<Tokens>& hyps, const std::vector<Tokens>& refs, bool clip,
-                    bool bp_on) {
-    double correct[4] = {}, total[4] = {}, hl = 0, rl = 0;
-    for (size_t s = 0; s < hyps.size(); ++s) {
-        hl += double(hyps[s].size()), rl += double(refs[s].size());
-        for (size_t n = 1; n <= 4; ++n) {
-            std::map<Tokens, int> h, r;
-            for (size_t i = 0; i + n <= hyps[s].size(); ++i)
-                ++h[Tokens(hyps[s].begin() + long(i), hyps[s].begin() + long(i + n))];
-            for (size_t i = 0; i + n <= refs[s].size(); ++i)
-                ++r[Tokens(refs[s].begin() + long(i), refs[s].begin() + long(i + n))];
-            for (auto& [gram, c] : h) {
-                int in_ref = r.count(gram) ? r[gram] : 0;
-                correct[n - 1] += clip ? std::min(c, in_ref) : (in_ref ? c : 0);
-                total[n - 1] += c;
-            }
-        }
-    }
-    double log_sum = 0;
-    for (int n = 0; n < 4; ++n) {
-        if (correct[n] == 0 || total[n] == 0) return 0;
-        log_sum += std::log(correct[n] / total[n]);
-    }
-    double bp = !bp_on || hl >= rl ? 1 : std::exp(1 - rl / hl);
-    return 100 * bp * std::exp(log_sum / 4);
-}
-
-double library_bleu(const std::vector<Tokens>& hyps, const std::vector<Tokens>& refs) {
-    BleuOptions options;
-    options.tokenize = "none";
-    options.smooth_method = "none";
-    std::vector<std::string> h, r;
-    for (const auto& t : hyps) h.push_back(fmt::format("{}", fmt::join(t, " ")));
-    for (const auto& t : refs) r.push_back(fmt::format("{}", fmt::join(t, " ")));
-    return seqgrad::corpus_bleu(h, {r}, options).score;
-}
-
-void grade_bleu(Grader& g) {
-    Rng rng = g.rng(15);
-    const std::vector<std::string> words = {"the", "cat", "sat", "on", "mat", "a", "dog"};
-    auto sentence = [&](size_t lo, size_t hi) {
-        Tokens t;
-        size_t n = lo + size_t(rng.below(hi - lo + 1));
-        for (size_t i = 0; i < n; ++i) t.push_back(words[rng.below(words.size())]);
-        return t;
-    };
-    auto near = [&](const Tokens& ref, size_t drop) {  // a hypothesis close to the reference
-        Tokens t = ref;
-        for (size_t i = 0; i < drop && !t.empty(); ++i) t.erase(t.begin() + long(rng.below(t.size())));
-        return t;
-    };
-    struct Case {
-        std::string label;
-        std::vector<Tokens> hyps, refs;
-    };
-    std::vector<Case> cases;
-    {
-        Case c{"random corpus (shorter hypotheses: brevity penalty)", {}, {}};
-        for (int i = 0; i < 12; ++i) {
-            Tokens ref = sentence(6, 12);
-            c.refs.push_back(ref), c.hyps.push_back(near(ref, rng.below(3)));
-        }
-        cases.push_back(c);
-    }
-    {
-        Case c{"random corpus (longer hypotheses)", {}, {}};
-        for (int i = 0; i < 10; ++i) {
-            Tokens ref = sentence(5, 10), hyp = ref;
-            hyp.push_back(words[rng.below(words.size())]);
-            c.refs.push_back(ref), c.hyps.push_back(hyp);
-        }
-        cases.push_back(c);
-    }
-    cases.push_back({"repeated words (clipped counts)",
-                     {{"the", "the", "the", "the", "cat", "sat", "on", "the", "mat"},
-                      {"a", "dog", "sat", "on", "a", "mat", "a", "a"}},
-                     {{"the", "cat", "sat", "on", "the", "mat"}, {"a", "dog", "sat", "on", "a", "mat"}}});
-    cases.push_back({"an empty hypothesis among others",
-                     {{}, {"the", "cat", "sat", "on", "the", "mat"}},
-                     {{"a", "dog"}, {"the", "cat", "sat", "on", "the", "mat", "today"}}});
-    cases.push_back({"every hypothesis empty", {{}, {}}, {{"the", "cat"}, {"a", "dog", "sat"}}});
-    cases.push_back({"identical corpus", {{"the", "cat", "sat", "on", "the", "mat"}},
-                     {{"the", "cat", "sat", "on", "the", "mat"}}});
-    cases.push_back({"no 4-gram matches", {{"the", "cat", "on", "sat", "mat"}},
-                     {{"the", "cat", "sat", "on", "mat"}}});
-    for (const Case& k : cases) {
-        g.check(k.label, [&]() -> std::string {
-            g.phase("scoring");
-            double got = g.t.corpus_bleu(k.hyps, k.refs);
-            double want = library_bleu(k.hyps, k.refs);
-            g.phase("checking");
-            if (std::fabs(got - want) <= 1e-9 * std::max(1.0, std::fabs(want))) return "";
-            std::string text = fmt::format("BLEU {:.6f}, expected {:.6f}", got, want);
-            if (std::isnan(got)) return text + "; NaN: log(0) or 0/0 (an empty hypothesis has length 0: BP = 0, BLEU = 0)";
-            double no_bp = bleu_variant(k.hyps, k.refs, true, false);
-            double unclipped = bleu_variant(k.hyps, k.refs, false, true);
-            if (std::fabs(got - no_bp) < 1e-9 * std::max(1.0, no_bp) && no_bp != want)
-                return text + "; missing brevity penalty: BP = exp(1 − ref_len / hyp_len) when hyp_len < ref_len";
-            if (std::fabs(got - unclipped) < 1e-9 * std::max(1.0, unclipped) && unclipped != want)
-                return text + "; counts not clipped: an n-gram counts at most as often as the reference has it";
-            if (want != 0 && std::fabs(got / want - 0.01) < 1e-9) return text + "; off by a factor of 100 (BLEU is in 0..100)";
-            return text;
-        });
-    }
-}
-
 }  // namespace
 
-void add_training_exercises(std::vector<Exercise>& out) {
-    out.push_back({12, "12_adam_clip", "Adam with bias correction, and clip_grad_norm", "20-40",
-                   "optim/adam.h (the rule) and optim/adam.cpp: Adam::update; the loop itself: "
-                   "autograd/kernels/kernels_reference.cpp: adam_update; optim/clip.cpp: clip_grad_norm()",
-                   grade_adam_clip});
+void add_decoding_exercises(std::vector<Exercise>& out) {
     out.push_back({13, "13_greedy_decode", "greedy decoding over a batch, finished rows dropped", "20-40",
                    "models/decoding/decoding.cpp: greedy_decode(); models/model/step_model.h: select_rows",
                    grade_greedy});
@@ -563,10 +327,6 @@ void add_training_exercises(std::vector<Exercise>& out) {
                    "models/decoding/beam_search.cpp: the comment at its top (the algorithm and the "
                    "stopping rule), ranks_before, and the selection step",
                    grade_beam});
-    out.push_back({15, "15_corpus_bleu", "corpus BLEU: clipped n-gram precisions, brevity penalty",
-                   "30-45", "data/bleu.h (the definition) and data/bleu.cpp: bleu_segment_stats(), "
-                            "bleu_from_stats()",
-                   grade_bleu});
 }
 
 }  // namespace seqgrad::grading

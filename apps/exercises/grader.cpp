@@ -64,7 +64,9 @@ const std::vector<Exercise>& all_exercises() {
         std::vector<Exercise> out;
         add_op_exercises(out);
         add_layer_exercises(out);
-        add_training_exercises(out);
+        add_optimizer_exercise(out);
+        add_decoding_exercises(out);
+        add_bleu_exercise(out);
         return out;
     }();
     return list;

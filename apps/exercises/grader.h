@@ -49,7 +49,9 @@ struct Exercise {
 const std::vector<Exercise>& all_exercises();
 void add_op_exercises(std::vector<Exercise>& out);        // 01-05 (checks_ops.cpp)
 void add_layer_exercises(std::vector<Exercise>& out);     // 06-11 (checks_layers.cpp)
-void add_training_exercises(std::vector<Exercise>& out);  // 12-15 (checks_decoding.cpp)
+void add_optimizer_exercise(std::vector<Exercise>& out);  // 12 (checks_optim.cpp)
+void add_decoding_exercises(std::vector<Exercise>& out);  // 13-14 (checks_decoding.cpp)
+void add_bleu_exercise(std::vector<Exercise>& out);       // 15 (checks_bleu.cpp)
 
 // ---- comparing numbers (compare.cpp) ----------------------------------------------------------
 

@@ -91,3 +91,8 @@ add_test(NAME exercises/train_dates_with_the_solutions
                  ${CMAKE_BINARY_DIR}/seqgrad-exercises-train-solutions)
 set_tests_properties(exercises/train_dates_with_the_solutions PROPERTIES
                      FIXTURES_REQUIRED exercises LABELS "train;exercises" TIMEOUT 600)
+# `seqgrad exercises` runs the grader next to it (only when that grader is the skeletons').
+if(ex_skeletons STREQUAL "seqgrad-exercises")
+  seqgrad_exercise_test(command_runs_the_grader ${ex_expect} 1 "01_tanh_sigmoid +·+ · not done"
+                        "0 of 1 passed" -- ${CMAKE_BINARY_DIR}/seqgrad exercises check 1 --no-build --seed 1)
+endif()
