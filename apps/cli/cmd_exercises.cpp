@@ -14,6 +14,7 @@
 #include <fstream>
 
 #include "apps/cli/commands.h"
+#include "seqgrad/autograd/tensor.h"
 
 namespace seqgrad {
 namespace {
