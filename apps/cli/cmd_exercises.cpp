@@ -74,17 +74,21 @@ int cmd_exercises(const Argv& args_in) {
     Argv args = args_in;
     bool build = true;
     for (auto it = args.begin(); it != args.end();)
-        if (*it == "--no-build") build = false, it = args.erase(it);
-        else ++it;
+        if (*it == "--no-build")
+            build = false, it = args.erase(it);
+        else
+            ++it;
     if (args.empty() || args[0] == "--help" || args[0] == "-h") {
         fmt::print("{}", kHelp);
         return args.empty() ? 2 : 0;
     }
     const std::string& what = args[0];
     if (what != "list" && what != "check" && what != "hint" && what != "train-dates")
-        throw Error(fmt::format("exercises: unknown sub-command '{}' (list, check, hint, train-dates)", what));
+        throw Error(fmt::format(
+            "exercises: unknown sub-command '{}' (list, check, hint, train-dates)", what));
     const fs::path build_dir = own_directory();
-    const std::string target = what == "train-dates" ? "seqgrad-exercises-train" : "seqgrad-exercises";
+    const std::string target =
+        what == "train-dates" ? "seqgrad-exercises-train" : "seqgrad-exercises";
     const fs::path program = build_dir / target;
     fs::path exercises_dir;
     if (std::ifstream in(build_dir / "exercises-dir.txt"); in) {

@@ -21,8 +21,9 @@ void reference_beam_step(BeamState& beams, const std::vector<std::vector<double>
         for (size_t v = 2; v < log_probs[i].size(); ++v)
             if (std::isfinite(log_probs[i][v]))
                 candidates.push_back({beams.live[i].log_prob + log_probs[i][v], i, int32_t(v)});
-    std::stable_sort(candidates.begin(), candidates.end(),
-                     [](const Candidate& a, const Candidate& b) { return a.log_prob > b.log_prob; });
+    std::stable_sort(
+        candidates.begin(), candidates.end(),
+        [](const Candidate& a, const Candidate& b) { return a.log_prob > b.log_prob; });
     const size_t free = size_t(config.beam_size) - beams.finished.size();
     std::vector<BeamHypothesis> live;
     for (size_t k = 0; k < std::min(free, candidates.size()); ++k) {
@@ -54,8 +55,9 @@ BeamRun run_beam(const BeamStepFn& step, const TableModel& model, const BeamConf
     state.live = {BeamHypothesis{}};
     while (!state.done) {
         if (run.steps > config.max_length + 1) {
-            run.error = fmt::format("never stopped: still running after {} steps with max_length {}",
-                                    run.steps, config.max_length);
+            run.error =
+                fmt::format("never stopped: still running after {} steps with max_length {}",
+                            run.steps, config.max_length);
             return run;
         }
         std::vector<std::vector<double>> log_probs;
@@ -84,9 +86,8 @@ BeamRun run_beam(const BeamStepFn& step, const TableModel& model, const BeamConf
         run.error = "stopped with no finished hypothesis and no live one at max_length";
         return run;
     }
-    run.best = *std::max_element(all.begin(), all.end(), [](const auto& a, const auto& b) {
-        return a.score < b.score;
-    });
+    run.best = *std::max_element(all.begin(), all.end(),
+                                 [](const auto& a, const auto& b) { return a.score < b.score; });
     return run;
 }
 

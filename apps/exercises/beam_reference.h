@@ -14,7 +14,8 @@ namespace seqgrad::grading {
 using BeamStepFn = std::function<void(practice::BeamState&, const std::vector<std::vector<double>>&,
                                       const practice::BeamConfig&)>;
 
-void reference_beam_step(practice::BeamState& beams, const std::vector<std::vector<double>>& log_probs,
+void reference_beam_step(practice::BeamState& beams,
+                         const std::vector<std::vector<double>>& log_probs,
                          const practice::BeamConfig& config);
 
 struct BeamRun {
@@ -22,7 +23,8 @@ struct BeamRun {
     int steps = 0;
     std::string error;  // the step never stopped, or broke the beam's invariants
 };
-BeamRun run_beam(const BeamStepFn& step, const TableModel& model, const practice::BeamConfig& config);
+BeamRun run_beam(const BeamStepFn& step, const TableModel& model,
+                 const practice::BeamConfig& config);
 // seqgrad's beam_search on the same table (average length penalty, nbest 1).
 BeamRun library_beam(const TableModel& model, const practice::BeamConfig& config);
 

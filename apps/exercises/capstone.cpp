@@ -40,7 +40,9 @@ class DateModel : public Module, public StepModel {
           attention(c.hidden_size, c.hidden_size, c.attention_size, rng, t, parts),
           cell(c.embedding_size + c.hidden_size, c.hidden_size, rng, t, parts),
           out(c.hidden_size, target_vocab, true, rng),
-          t_(t), parts_(parts), target_vocab_(target_vocab) {
+          t_(t),
+          parts_(parts),
+          target_vocab_(target_vocab) {
         register_module("source_embedding", source_embedding);
         register_module("encoder", encoder);
         register_module("target_embedding", target_embedding);
@@ -53,14 +55,16 @@ class DateModel : public Module, public StepModel {
     DecoderState encode(const std::vector<int32_t>& ids, int64_t B, int64_t S,
                         const std::vector<int32_t>& lengths) const {
         RecurrentOutput enc = encoder.forward(source_embedding.forward(ids, {B, S}), lengths);
-        Tensor mask = parts_.masked_softmax ? t_.padding_mask(lengths, S) : padding_mask(lengths, S);
+        Tensor mask =
+            parts_.masked_softmax ? t_.padding_mask(lengths, S) : padding_mask(lengths, S);
         Tensor h = reshape(enc.final_hidden, {B, encoder.hidden_size()});
         return {{h, enc.outputs, attention.project_keys(enc.outputs), mask}};
     }
     // one decoder step: the new h_t (state updated)
     Tensor decode_step(const std::vector<int32_t>& previous, DecoderState& s) const {
         const int64_t n = int64_t(previous.size());
-        Tensor context = attention.forward(s.tensors[0], s.tensors[1], s.tensors[2], s.tensors[3]).context;
+        Tensor context =
+            attention.forward(s.tensors[0], s.tensors[1], s.tensors[2], s.tensors[3]).context;
         Tensor input = concat({target_embedding.forward(previous, {n}), context}, 1);
         s.tensors[0] = cell.step(input, {s.tensors[0], Tensor()}).h;
         return s.tensors[0];
@@ -70,7 +74,8 @@ class DateModel : public Module, public StepModel {
         std::vector<Tensor> hidden;
         for (int t = 0; t < b.tgt_len; ++t) {
             std::vector<int32_t> previous(size_t(b.batch_size));
-            for (int r = 0; r < b.batch_size; ++r) previous[size_t(r)] = b.tgt_in[size_t(r * b.tgt_len + t)];
+            for (int r = 0; r < b.batch_size; ++r)
+                previous[size_t(r)] = b.tgt_in[size_t(r * b.tgt_len + t)];
             hidden.push_back(decode_step(previous, s));
         }
         // logits [B*T, V] in batch-major order, as tgt_out
@@ -113,7 +118,8 @@ double exact_match(const DateModel& model, const Task& task, const std::vector<E
         DecoderState state = model.encode(b.src_ids, b.batch_size, b.src_len, b.src_lengths);
         auto hyps = greedy_decode(model, state, options);
         for (size_t i = 0; i < rows.size(); ++i)
-            right += task.decode_target(hyps[i].tokens) == task.decode_target(pairs[rows[i]].target);
+            right +=
+                task.decode_target(hyps[i].tokens) == task.decode_target(pairs[rows[i]].target);
     }
     return 100.0 * double(right) / double(pairs.size());
 }
@@ -122,26 +128,32 @@ int train_dates(const std::vector<std::string>& args) {
     std::string config_path = std::string(SEQGRAD_SOURCE_DIR) + "/configs/dates.json";
     std::vector<std::string> overrides;
     for (size_t i = 0; i < args.size(); ++i) {
-        if (args[i] == "--config" && i + 1 < args.size()) config_path = args[++i];
-        else if (args[i] == "--set" && i + 1 < args.size()) overrides.push_back(args[++i]);
+        if (args[i] == "--config" && i + 1 < args.size())
+            config_path = args[++i];
+        else if (args[i] == "--set" && i + 1 < args.size())
+            overrides.push_back(args[++i]);
         else if (args[i] == "--help" || args[i] == "-h") {
-            fmt::print("usage: seqgrad exercises train-dates [--config FILE] [--set key=value ...]\n");
+            fmt::print(
+                "usage: seqgrad exercises train-dates [--config FILE] [--set key=value ...]\n");
             return 0;
-        } else throw std::runtime_error("train-dates: unknown argument " + args[i]);
+        } else
+            throw std::runtime_error("train-dates: unknown argument " + args[i]);
     }
     const auto start = std::chrono::steady_clock::now();
     set_blas_threads(1);  // small products: one thread, no idle threads spinning
     Config config = Config::load(config_path, overrides);
     const ExerciseTable table = learner_table();
     LearnerParts parts = probe_parts(table);
-    fmt::print("train-dates: the date model of {} with these parts:\n{}\n", config_path, parts.describe());
+    fmt::print("train-dates: the date model of {} with these parts:\n{}\n", config_path,
+               parts.describe());
     Task task = prepare_task(config, true);
     std::vector<EncodedPair> train = task.encode(task.train), test = task.encode(task.test);
     Rng rng(uint64_t(config.train.seed));
-    DateModel model(config.model, int64_t(task.source_vocab.size()), int64_t(task.target_vocab.size()),
-                    rng, table, parts);
+    DateModel model(config.model, int64_t(task.source_vocab.size()),
+                    int64_t(task.target_vocab.size()), rng, table, parts);
     std::unique_ptr<Optimizer> optimizer;
-    if (parts.adam) optimizer = std::make_unique<LearnerAdam>(model.named_parameters(), config.train.lr, table);
+    if (parts.adam)
+        optimizer = std::make_unique<LearnerAdam>(model.named_parameters(), config.train.lr, table);
     else {
         AdamOptions o;
         o.lr = config.train.lr;
@@ -163,27 +175,33 @@ int train_dates(const std::vector<std::string>& args) {
             optimizer->zero_grad();
             Tensor loss = model.loss(b);
             if (!std::isfinite(loss.item()))
-                throw std::runtime_error(fmt::format("the loss is {} at epoch {} step {}: check the "
-                                                     "parts marked `yours` with `seqgrad exercises check`",
-                                                     loss.item(), epoch + 1, steps + 1));
+                throw std::runtime_error(
+                    fmt::format("the loss is {} at epoch {} step {}: check the "
+                                "parts marked `yours` with `seqgrad exercises check`",
+                                loss.item(), epoch + 1, steps + 1));
             loss.backward();
             if (config.train.clip_norm > 0) {
-                if (parts.adam) table.clip_grad_norm(params, config.train.clip_norm);
-                else clip_grad_norm(params, config.train.clip_norm);
+                if (parts.adam)
+                    table.clip_grad_norm(params, config.train.clip_norm);
+                else
+                    clip_grad_norm(params, config.train.clip_norm);
             }
             optimizer->step();
             total += loss.item(), ++steps;
         }
-        double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        double seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         fmt::print("epoch {}: mean loss {:.4f} over {} steps ({:.0f} s)\n", epoch + 1,
                    total / double(std::max<int64_t>(steps, 1)), steps, seconds);
         std::fflush(stdout);
     }
     model.eval();
     double em = exact_match(model, task, test, config.decode.max_length);
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     fmt::print("exact match on the {} test dates: {:.2f}% ({:.0f} s in all){}\n", test.size(), em,
-               seconds, em >= 99 ? "" : "  (below 99%: `seqgrad exercises check` the parts marked yours)");
+               seconds,
+               em >= 99 ? "" : "  (below 99%: `seqgrad exercises check` the parts marked yours)");
     return em >= 99 ? 0 : 1;
 }
 

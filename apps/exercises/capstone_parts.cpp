@@ -32,7 +32,9 @@ LearnerParts probe_parts(const ExerciseTable& t) {
         t.gru_cell_composed(Tensor::zeros({1, 2}), h, Tensor::zeros({3, 2}), Tensor::zeros({3, 1}),
                             Tensor::zeros({3}), Tensor::zeros({3}));
     });
-    p.masked_softmax = done([&] { t.masked_softmax(Tensor::zeros({1, 2}), Tensor::zeros({1, 2})); });
+    p.masked_softmax = done([&] {
+        t.masked_softmax(Tensor::zeros({1, 2}), Tensor::zeros({1, 2}));
+    });
     p.attention = done([&] {
         t.bahdanau_scores(Tensor::zeros({1, 2}), Tensor::zeros({1, 3, 2}), Tensor::zeros({1, 2}));
         t.attention_context(Tensor::zeros({1, 3}), Tensor::zeros({1, 3, 2}));
@@ -56,7 +58,9 @@ std::string LearnerParts::describe() const {
         "  Adam, clip_grad_norm   {}  (12_adam_clip)\n"
         "  (the encoder, embeddings and output projection are seqgrad's)\n",
         who(gru_fused || gru_composed),
-        gru_fused ? "(07_gru_cell_fused)" : gru_composed ? "(06_gru_cell_composed)" : "(06 or 07)",
+        gru_fused      ? "(07_gru_cell_fused)"
+        : gru_composed ? "(06_gru_cell_composed)"
+                       : "(06 or 07)",
         who(attention), who(masked_softmax), who(cross_entropy), who(adam));
 }
 
@@ -65,8 +69,8 @@ RecurrentState LearnerGRUCell::step(const Tensor& x, const RecurrentState& state
     if (step_mask.defined() || (!parts_.gru_fused && !parts_.gru_composed))
         return RecurrentCell::step(x, state, step_mask);
     if (parts_.gru_fused)
-        return {t_.gru_cell_fused(linear(x, weight_ih, bias_ih), linear(state.h, weight_hh, bias_hh),
-                                  state.h),
+        return {t_.gru_cell_fused(linear(x, weight_ih, bias_ih),
+                                  linear(state.h, weight_hh, bias_hh), state.h),
                 Tensor()};
     return {t_.gru_cell_composed(x, state.h, weight_ih, weight_hh, bias_ih, bias_hh), Tensor()};
 }
@@ -80,9 +84,10 @@ AttentionResult LearnerBahdanau::forward(const Tensor& query, const Tensor& keys
     Tensor scores = parts_.attention ? t_.bahdanau_scores(query_projected, keys_projected, v.weight)
                                      : additive_attention_scores_composed(query_projected,
                                                                           keys_projected, v.weight);
-    Tensor weights = parts_.masked_softmax
-                         ? t_.masked_softmax(scores, mask)
-                         : softmax(masked_fill(scores, mask, -std::numeric_limits<real>::infinity()));
+    Tensor weights =
+        parts_.masked_softmax
+            ? t_.masked_softmax(scores, mask)
+            : softmax(masked_fill(scores, mask, -std::numeric_limits<real>::infinity()));
     Tensor context = parts_.attention ? t_.attention_context(weights, keys)
                                       : attention_context_composed(weights, keys);
     return {context, weights, scores};

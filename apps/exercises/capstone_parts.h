@@ -15,12 +15,12 @@ namespace seqgrad::grading {
 
 // Which exercises the capstone uses are done (a probe call that does not throw NotImplemented).
 struct LearnerParts {
-    bool gru_fused = false;      // 07
-    bool gru_composed = false;   // 06
-    bool masked_softmax = false; // 09
-    bool attention = false;      // 10
-    bool cross_entropy = false;  // 05
-    bool adam = false;           // 12 (adam_update and clip_grad_norm)
+    bool gru_fused = false;        // 07
+    bool gru_composed = false;     // 06
+    bool masked_softmax = false;   // 09
+    bool attention = false;        // 10
+    bool cross_entropy = false;    // 05
+    bool adam = false;             // 12 (adam_update and clip_grad_norm)
     std::string describe() const;  // one line per part: whose it is
 };
 LearnerParts probe_parts(const ExerciseTable& t);
@@ -49,7 +49,8 @@ class LearnerBahdanau : public BahdanauAttention {
         : BahdanauAttention(query_dim, key_dim, attn_dim, rng), t_(t), parts_(parts) {}
     using Attention::forward;
     AttentionResult forward(const Tensor& query, const Tensor& keys, const Tensor& keys_projected,
-                            const Tensor& mask, const Tensor& output_steps = Tensor()) const override;
+                            const Tensor& mask,
+                            const Tensor& output_steps = Tensor()) const override;
 
   private:
     const ExerciseTable& t_;

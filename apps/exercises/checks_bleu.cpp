@@ -62,7 +62,8 @@ void grade_bleu(Grader& g) {
     };
     auto near = [&](const Tokens& ref, size_t drop) {  // a hypothesis close to the reference
         Tokens t = ref;
-        for (size_t i = 0; i < drop && !t.empty(); ++i) t.erase(t.begin() + long(rng.below(t.size())));
+        for (size_t i = 0; i < drop && !t.empty(); ++i)
+            t.erase(t.begin() + long(rng.below(t.size())));
         return t;
     };
     struct Case {
@@ -87,17 +88,20 @@ void grade_bleu(Grader& g) {
         }
         cases.push_back(c);
     }
-    cases.push_back({"repeated words (clipped counts)",
-                     {{"the", "the", "the", "the", "cat", "sat", "on", "the", "mat"},
-                      {"a", "dog", "sat", "on", "a", "mat", "a", "a"}},
-                     {{"the", "cat", "sat", "on", "the", "mat"}, {"a", "dog", "sat", "on", "a", "mat"}}});
+    cases.push_back(
+        {"repeated words (clipped counts)",
+         {{"the", "the", "the", "the", "cat", "sat", "on", "the", "mat"},
+          {"a", "dog", "sat", "on", "a", "mat", "a", "a"}},
+         {{"the", "cat", "sat", "on", "the", "mat"}, {"a", "dog", "sat", "on", "a", "mat"}}});
     cases.push_back({"an empty hypothesis among others",
                      {{}, {"the", "cat", "sat", "on", "the", "mat"}},
                      {{"a", "dog"}, {"the", "cat", "sat", "on", "the", "mat", "today"}}});
     cases.push_back({"every hypothesis empty", {{}, {}}, {{"the", "cat"}, {"a", "dog", "sat"}}});
-    cases.push_back({"identical corpus", {{"the", "cat", "sat", "on", "the", "mat"}},
+    cases.push_back({"identical corpus",
+                     {{"the", "cat", "sat", "on", "the", "mat"}},
                      {{"the", "cat", "sat", "on", "the", "mat"}}});
-    cases.push_back({"no 4-gram matches", {{"the", "cat", "on", "sat", "mat"}},
+    cases.push_back({"no 4-gram matches",
+                     {{"the", "cat", "on", "sat", "mat"}},
                      {{"the", "cat", "sat", "on", "mat"}}});
     for (const Case& k : cases) {
         g.check(k.label, [&]() -> std::string {
@@ -107,14 +111,21 @@ void grade_bleu(Grader& g) {
             g.phase("checking");
             if (std::fabs(got - want) <= 1e-9 * std::max(1.0, std::fabs(want))) return "";
             std::string text = fmt::format("BLEU {:.6f}, expected {:.6f}", got, want);
-            if (std::isnan(got)) return text + "; NaN: log(0) or 0/0 (an empty hypothesis has length 0: BP = 0, BLEU = 0)";
+            if (std::isnan(got))
+                return text +
+                       "; NaN: log(0) or 0/0 (an empty hypothesis has length 0: BP = 0, BLEU = 0)";
             double no_bp = bleu_variant(k.hyps, k.refs, true, false);
             double unclipped = bleu_variant(k.hyps, k.refs, false, true);
             if (std::fabs(got - no_bp) < 1e-9 * std::max(1.0, no_bp) && no_bp != want)
-                return text + "; missing brevity penalty: BP = exp(1 − ref_len / hyp_len) when hyp_len < ref_len";
+                return text +
+                       "; missing brevity penalty: BP = exp(1 − ref_len / hyp_len) when hyp_len < "
+                       "ref_len";
             if (std::fabs(got - unclipped) < 1e-9 * std::max(1.0, unclipped) && unclipped != want)
-                return text + "; counts not clipped: an n-gram counts at most as often as the reference has it";
-            if (want != 0 && std::fabs(got / want - 0.01) < 1e-9) return text + "; off by a factor of 100 (BLEU is in 0..100)";
+                return text +
+                       "; counts not clipped: an n-gram counts at most as often as the reference "
+                       "has it";
+            if (want != 0 && std::fabs(got / want - 0.01) < 1e-9)
+                return text + "; off by a factor of 100 (BLEU is in 0..100)";
             return text;
         });
     }
@@ -124,8 +135,9 @@ void grade_bleu(Grader& g) {
 
 void add_bleu_exercise(std::vector<Exercise>& out) {
     out.push_back({15, "15_corpus_bleu", "corpus BLEU: clipped n-gram precisions, brevity penalty",
-                   "30-45", "data/bleu.h (the definition) and data/bleu.cpp: bleu_segment_stats(), "
-                            "bleu_from_stats()",
+                   "30-45",
+                   "data/bleu.h (the definition) and data/bleu.cpp: bleu_segment_stats(), "
+                   "bleu_from_stats()",
                    grade_bleu});
 }
 

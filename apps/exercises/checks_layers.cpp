@@ -24,10 +24,11 @@ void grade_gru_composed(Grader& g) {
     std::vector<CellShapes> shapes = {
         {g.random_size(rng, 1, 4), g.random_size(rng, 1, 5), g.random_size(rng, 1, 5)}, {3, 2, 4}};
     for (auto [B, in, H] : shapes) {
-        std::vector<Tensor> inputs = {random_leaf(rng, {B, in}), random_leaf(rng, {B, H}),
+        std::vector<Tensor> inputs = {random_leaf(rng, {B, in}),     random_leaf(rng, {B, H}),
                                       random_leaf(rng, {3 * H, in}), random_leaf(rng, {3 * H, H}),
-                                      random_leaf(rng, {3 * H}), random_leaf(rng, {3 * H})};
-        GradCase c{fmt::format("B={} in={} H={}", B, in, H), inputs,
+                                      random_leaf(rng, {3 * H}),     random_leaf(rng, {3 * H})};
+        GradCase c{fmt::format("B={} in={} H={}", B, in, H),
+                   inputs,
                    {"x", "h", "weight_ih", "weight_hh", "bias_ih", "bias_hh"},
                    [&g](const std::vector<Tensor>& v) {
                        return g.t.gru_cell_composed(v[0], v[1], v[2], v[3], v[4], v[5]);
@@ -66,12 +67,13 @@ void grade_gru_fused(Grader& g) {
         return (1 - z) * n + z * v[2];
     };
     for (auto [B, H] : shapes) {
-        GradCase c{fmt::format("B={} H={}", B, H),
-                   {random_leaf(rng, {B, 3 * H}, -2, 2), random_leaf(rng, {B, 3 * H}, -2, 2),
-                    random_leaf(rng, {B, H})},
-                   {"input_gates", "hidden_gates", "h"},
-                   [&g](const std::vector<Tensor>& v) { return g.t.gru_cell_fused(v[0], v[1], v[2]); },
-                   composed};
+        GradCase c{
+            fmt::format("B={} H={}", B, H),
+            {random_leaf(rng, {B, 3 * H}, -2, 2), random_leaf(rng, {B, 3 * H}, -2, 2),
+             random_leaf(rng, {B, H})},
+            {"input_gates", "hidden_gates", "h"},
+            [&g](const std::vector<Tensor>& v) { return g.t.gru_cell_fused(v[0], v[1], v[2]); },
+            composed};
         check_gradients(g, c);
     }
     g.check("saturated gates (z ≈ 1, r ≈ 0)", [&]() -> std::string {
@@ -86,7 +88,8 @@ void grade_gru_fused(Grader& g) {
         return compare("h'", values(got), values(want), c);
     });
     g.check("one graph node whose parents are input_gates, hidden_gates, h", [&]() -> std::string {
-        Tensor gi = random_leaf(rng, {2, 6}), gh = random_leaf(rng, {2, 6}), h = random_leaf(rng, {2, 2});
+        Tensor gi = random_leaf(rng, {2, 6}), gh = random_leaf(rng, {2, 6}),
+               h = random_leaf(rng, {2, 2});
         g.phase("forward");
         Tensor out = g.t.gru_cell_fused(gi, gh, h);
         const auto& parents = out.node().parents;
@@ -105,11 +108,12 @@ void grade_lstm(Grader& g) {
     std::vector<CellShapes> shapes = {
         {g.random_size(rng, 1, 4), g.random_size(rng, 1, 5), g.random_size(rng, 1, 5)}, {2, 3, 2}};
     for (auto [B, in, H] : shapes) {
-        std::vector<Tensor> inputs = {random_leaf(rng, {B, in}),     random_leaf(rng, {B, H}),
-                                      random_leaf(rng, {B, H}),      random_leaf(rng, {4 * H, in}),
-                                      random_leaf(rng, {4 * H, H}),  random_leaf(rng, {4 * H}),
+        std::vector<Tensor> inputs = {random_leaf(rng, {B, in}),    random_leaf(rng, {B, H}),
+                                      random_leaf(rng, {B, H}),     random_leaf(rng, {4 * H, in}),
+                                      random_leaf(rng, {4 * H, H}), random_leaf(rng, {4 * H}),
                                       random_leaf(rng, {4 * H})};
-        GradCase c{fmt::format("B={} in={} H={}", B, in, H), inputs,
+        GradCase c{fmt::format("B={} in={} H={}", B, in, H),
+                   inputs,
                    {"x", "h", "c", "weight_ih", "weight_hh", "bias_ih", "bias_hh"},
                    [&g](const std::vector<Tensor>& v) {
                        return g.t.lstm_cell(v[0], v[1], v[2], v[3], v[4], v[5], v[6]);
@@ -121,7 +125,8 @@ void grade_lstm(Grader& g) {
         for (const Tensor& t : inputs) d.push_back(t.detach());
         Tensor a = linear(d[0], d[3], d[5]) + linear(d[1], d[4], d[6]);
         Tensor i = seqgrad::sigmoid(slice(a, 1, 0, H)), f = seqgrad::sigmoid(slice(a, 1, H, 2 * H));
-        Tensor gg = seqgrad::tanh(slice(a, 1, 2 * H, 3 * H)), o = seqgrad::sigmoid(slice(a, 1, 3 * H, 4 * H));
+        Tensor gg = seqgrad::tanh(slice(a, 1, 2 * H, 3 * H)),
+               o = seqgrad::sigmoid(slice(a, 1, 3 * H, 4 * H));
         Tensor c_swapped = i * d[2] + f * gg;
         Tensor c_new = f * d[2] + i * gg;
         c.forward_context.alternatives = {
@@ -144,13 +149,16 @@ void grade_masked_softmax(Grader& g) {
                 Tensor got = g.t.padding_mask(lengths, S);
                 Tensor want = seqgrad::padding_mask(lengths, S);
                 if (got.shape() != want.shape())
-                    return fmt::format("shape {}, expected {}", got.shape().str(), want.shape().str());
+                    return fmt::format("shape {}, expected {}", got.shape().str(),
+                                       want.shape().str());
                 CompareContext c;
                 c.shape = dims(want);
                 std::vector<double> flipped;
                 for (double v : values(want)) flipped.push_back(1 - v);
-                c.alternatives = {{"inverted: the mask is 1 at PADDED positions (s >= length), "
-                                   "0 at real ones", flipped}};
+                c.alternatives = {
+                    {"inverted: the mask is 1 at PADDED positions (s >= length), "
+                     "0 at real ones",
+                     flipped}};
                 return compare("mask", values(got), values(want), c);
             });
     std::vector<std::pair<std::string, std::vector<int32_t>>> cases = {
@@ -159,11 +167,14 @@ void grade_masked_softmax(Grader& g) {
         {"nothing masked", std::vector<int32_t>(size_t(B), int32_t(S))}};
     for (auto& [label, lens] : cases) {
         Tensor mask = seqgrad::padding_mask(lens, S);
-        GradCase c{label, {random_leaf(rng, {B, S}, -3, 3)}, {"scores"},
-                   [&g, mask](const std::vector<Tensor>& v) { return g.t.masked_softmax(v[0], mask); },
-                   [mask](const std::vector<Tensor>& v) {
-                       return softmax(masked_fill(v[0], mask, -kInf));
-                   }};
+        GradCase c{
+            label,
+            {random_leaf(rng, {B, S}, -3, 3)},
+            {"scores"},
+            [&g, mask](const std::vector<Tensor>& v) { return g.t.masked_softmax(v[0], mask); },
+            [mask](const std::vector<Tensor>& v) {
+                return softmax(masked_fill(v[0], mask, -kInf));
+            }};
         std::vector<uint8_t> masked;
         for (double m : values(mask)) masked.push_back(m != 0);
         c.forward_context.masked = masked;
@@ -184,7 +195,8 @@ void grade_masked_softmax(Grader& g) {
         try {
             Tensor w = g.t.masked_softmax(scores, mask);
             for (double v : values(w))
-                if (std::isnan(v)) return "NaN for the all-masked row 1: throw seqgrad::Error instead";
+                if (std::isnan(v))
+                    return "NaN for the all-masked row 1: throw seqgrad::Error instead";
             return "returned weights for the all-masked row 1: throw seqgrad::Error naming the row";
         } catch (const practice::NotImplemented&) {
             throw;
@@ -198,24 +210,28 @@ void grade_bahdanau(Grader& g) {
     Rng rng = g.rng(10);
     const int64_t B = g.random_size(rng, 1, 4), S = g.random_size(rng, 1, 6),
                   A = g.random_size(rng, 1, 5), D = g.random_size(rng, 1, 5);
-    for (auto [b, s, a] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{{B, S, A}, {3, 1, 2}}) {
-        GradCase c{fmt::format("scores B={} S={} A={}", b, s, a),
-                   {random_leaf(rng, {b, a}), random_leaf(rng, {b, s, a}), random_leaf(rng, {1, a})},
-                   {"query_projected", "keys_projected", "v"},
-                   [&g](const std::vector<Tensor>& v) { return g.t.bahdanau_scores(v[0], v[1], v[2]); },
-                   [](const std::vector<Tensor>& v) {
-                       return additive_attention_scores_composed(v[0], v[1], v[2]);
-                   }};
+    for (auto [b, s, a] :
+         std::vector<std::tuple<int64_t, int64_t, int64_t>>{{B, S, A}, {3, 1, 2}}) {
+        GradCase c{
+            fmt::format("scores B={} S={} A={}", b, s, a),
+            {random_leaf(rng, {b, a}), random_leaf(rng, {b, s, a}), random_leaf(rng, {1, a})},
+            {"query_projected", "keys_projected", "v"},
+            [&g](const std::vector<Tensor>& v) { return g.t.bahdanau_scores(v[0], v[1], v[2]); },
+            [](const std::vector<Tensor>& v) {
+                return additive_attention_scores_composed(v[0], v[1], v[2]);
+            }};
         check_gradients(g, c);
     }
-    for (auto [b, s, d] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{{B, S, D}, {2, 3, 3}}) {
+    for (auto [b, s, d] :
+         std::vector<std::tuple<int64_t, int64_t, int64_t>>{{B, S, D}, {2, 3, 3}}) {
         Tensor weights = softmax(random_leaf(rng, {b, s}, -2, 2, false)).detach();
         weights.set_requires_grad();
-        GradCase c{fmt::format("context B={} S={} D={}", b, s, d),
-                   {weights, random_leaf(rng, {b, s, d})},
-                   {"weights", "values"},
-                   [&g](const std::vector<Tensor>& v) { return g.t.attention_context(v[0], v[1]); },
-                   [](const std::vector<Tensor>& v) { return attention_context_composed(v[0], v[1]); }};
+        GradCase c{
+            fmt::format("context B={} S={} D={}", b, s, d),
+            {weights, random_leaf(rng, {b, s, d})},
+            {"weights", "values"},
+            [&g](const std::vector<Tensor>& v) { return g.t.attention_context(v[0], v[1]); },
+            [](const std::vector<Tensor>& v) { return attention_context_composed(v[0], v[1]); }};
         check_gradients(g, c);
     }
 }
@@ -242,23 +258,25 @@ void grade_luong(Grader& g) {
         }
         check_gradients(g, c);
     }
-    for (auto [dq, dk, scaled] :
-         std::vector<std::tuple<int64_t, int64_t, bool>>{{D, Dk, false}, {3, 3, false}, {D, Dk, true}}) {
-        GradCase c{fmt::format("general{} B={} S={} Dq={} Dk={}", scaled ? " scaled" : "", B, S, dq, dk),
-                   {random_leaf(rng, {B, dq}), random_leaf(rng, {B, S, dk}), random_leaf(rng, {dq, dk})},
-                   {"query", "keys", "W_a"},
-                   [&g, scaled](const std::vector<Tensor>& v) {
-                       return g.t.luong_general_scores(v[0], v[1], v[2], scaled);
-                   },
-                   [scaled, dq](const std::vector<Tensor>& v) {
-                       Tensor s = attention_dot_scores_composed(linear(v[1], v[2]), v[0]);
-                       return scaled ? s * real(1 / std::sqrt(double(dq))) : s;
-                   }};
+    for (auto [dq, dk, scaled] : std::vector<std::tuple<int64_t, int64_t, bool>>{
+             {D, Dk, false}, {3, 3, false}, {D, Dk, true}}) {
+        GradCase c{
+            fmt::format("general{} B={} S={} Dq={} Dk={}", scaled ? " scaled" : "", B, S, dq, dk),
+            {random_leaf(rng, {B, dq}), random_leaf(rng, {B, S, dk}), random_leaf(rng, {dq, dk})},
+            {"query", "keys", "W_a"},
+            [&g, scaled](const std::vector<Tensor>& v) {
+                return g.t.luong_general_scores(v[0], v[1], v[2], scaled);
+            },
+            [scaled, dq](const std::vector<Tensor>& v) {
+                Tensor s = attention_dot_scores_composed(linear(v[1], v[2]), v[0]);
+                return scaled ? s * real(1 / std::sqrt(double(dq))) : s;
+            }};
         if (dq == dk && !scaled)
             c.forward_context.alternatives = {
                 {"W_a transposed: the score is qᵀ W_a k, i.e. W_a k = linear(keys, W_a)",
                  values(attention_dot_scores_composed(
-                     linear(c.inputs[1].detach(), transpose(c.inputs[2].detach())), c.inputs[0].detach()))}};
+                     linear(c.inputs[1].detach(), transpose(c.inputs[2].detach())),
+                     c.inputs[0].detach()))}};
         check_gradients(g, c);
     }
 }
@@ -266,32 +284,35 @@ void grade_luong(Grader& g) {
 }  // namespace
 
 void add_layer_exercises(std::vector<Exercise>& out) {
-    out.push_back({6, "06_gru_cell_composed", "a GRU cell composed from ops (gates r, z, n)", "20-40",
-                   "autograd/ops_fused_gru.cpp: gru_cell_composed(); the maths: autograd/fused_gru.h",
-                   grade_gru_composed});
+    out.push_back(
+        {6, "06_gru_cell_composed", "a GRU cell composed from ops (gates r, z, n)", "20-40",
+         "autograd/ops_fused_gru.cpp: gru_cell_composed(); the maths: autograd/fused_gru.h",
+         grade_gru_composed});
     out.push_back({7, "07_gru_cell_fused", "the GRU cell's hand-written backward (the fused form)",
                    "45-90",
                    "autograd/ops_fused_gru.cpp: gru_cell() and its backward (the gate part, after "
                    "the products); the derivation: autograd/fused_gru.h",
                    grade_gru_fused});
-    out.push_back({8, "08_lstm_cell", "an LSTM cell (gates i, f, g, o)", "20-40",
-                   "autograd/ops_fused_lstm.cpp: lstm_cell_composed(); the maths: autograd/fused_lstm.h",
-                   grade_lstm});
+    out.push_back(
+        {8, "08_lstm_cell", "an LSTM cell (gates i, f, g, o)", "20-40",
+         "autograd/ops_fused_lstm.cpp: lstm_cell_composed(); the maths: autograd/fused_lstm.h",
+         grade_lstm});
     out.push_back({9, "09_masked_softmax",
                    "the padding mask and the masked softmax: zero weight and gradient at padding",
                    "20-30",
                    "layers/attention.cpp: padding_mask() and Attention::attend(); "
                    "autograd/ops_reduce.cpp: softmax() (why −∞ gives an exact 0)",
                    grade_masked_softmax});
-    out.push_back({10, "10_bahdanau_attention", "Bahdanau scores vᵀ tanh(W_q q + W_k k) and the context (bmm)",
-                   "20-40",
+    out.push_back({10, "10_bahdanau_attention",
+                   "Bahdanau scores vᵀ tanh(W_q q + W_k k) and the context (bmm)", "20-40",
                    "layers/attention.cpp: additive_attention_scores_composed() and "
                    "attention_context_composed(); BahdanauAttention::forward",
                    grade_bahdanau});
-    out.push_back({11, "11_luong_scores", "Luong dot, general and scaled scores", "15-30",
-                   "layers/attention.cpp: attention_dot_scores_composed() and LuongAttention::forward "
-                   "(project_keys for general)",
-                   grade_luong});
+    out.push_back(
+        {11, "11_luong_scores", "Luong dot, general and scaled scores", "15-30",
+         "layers/attention.cpp: attention_dot_scores_composed() and LuongAttention::forward "
+         "(project_keys for general)",
+         grade_luong});
 }
 
 }  // namespace seqgrad::grading

@@ -32,7 +32,9 @@ void grade_unary(Grader& g) {
         {"large |x| [2,3]", Tensor::from_vector({2, 3}, {-30, -12, 0, 0.5, 12, 30}, true)},
     };
     for (const Case& c : cases) {
-        GradCase t{"tanh " + c.label, {c.x}, {"x"},
+        GradCase t{"tanh " + c.label,
+                   {c.x},
+                   {"x"},
                    [&](const std::vector<Tensor>& in) { return g.t.tanh(in[0]); },
                    [](const std::vector<Tensor>& in) { return seqgrad::tanh(in[0]); }};
         Tensor y = seqgrad::tanh(c.x.detach());
@@ -45,12 +47,15 @@ void grade_unary(Grader& g) {
             wrong.push_back(wi * (1 - yi));
         }
         CompareContext dx;
-        dx.alternatives = {{"dx = dy (1 − y): the derivative of tanh is 1 − y² (y squared)", wrong}};
+        dx.alternatives = {
+            {"dx = dy (1 − y): the derivative of tanh is 1 − y² (y squared)", wrong}};
         t.grad_contexts = {dx};
         check_gradients(g, t);
     }
     for (const Case& c : cases) {
-        GradCase t{"sigmoid " + c.label, {c.x}, {"x"},
+        GradCase t{"sigmoid " + c.label,
+                   {c.x},
+                   {"x"},
                    [&](const std::vector<Tensor>& in) { return g.t.sigmoid(in[0]); },
                    [](const std::vector<Tensor>& in) { return seqgrad::sigmoid(in[0]); }};
         t.forward_context.nan_hint = "e^(−x) overflows for large |x|; 1 / (1 + e^(−x)) is safe";
@@ -96,7 +101,8 @@ void grade_broadcast(Grader& g) {
                 const Tensor& other = side == 0 ? b : a;
                 if (self.numel() == out.numel()) continue;
                 Broadcast bc = Broadcast::make("check", a.shape(), b.shape());
-                std::vector<double> last(size_t(self.numel()), 0.0), first(size_t(self.numel()), kInf);
+                std::vector<double> last(size_t(self.numel()), 0.0),
+                    first(size_t(self.numel()), kInf);
                 bc.for_each([&](int64_t o, int64_t ia, int64_t ib) {
                     int64_t mine = side == 0 ? ia : ib, theirs = side == 0 ? ib : ia;
                     double term = weight.data()[o] * (op == 0 ? 1.0 : double(other.data()[theirs]));
@@ -119,9 +125,9 @@ void grade_matmul(Grader& g) {
     Rng rng = g.rng(3);
     const int64_t n = g.random_size(rng, 2, 7), m = g.random_size(rng, 2, 7),
                   p = g.random_size(rng, 2, 7), N = g.random_size(rng, 2, 4);
-    std::vector<std::pair<Shape, Shape>> shapes = {
-        {{n, m}, {m, p}}, {{5, 5}, {5, 5}}, {{1, 1}, {1, 1}}, {{N, n, m}, {N, m, p}},
-        {{2, 3, 3}, {2, 3, 3}}, {{1, m}, {m, 1}}};
+    std::vector<std::pair<Shape, Shape>> shapes = {{{n, m}, {m, p}},       {{5, 5}, {5, 5}},
+                                                   {{1, 1}, {1, 1}},       {{N, n, m}, {N, m, p}},
+                                                   {{2, 3, 3}, {2, 3, 3}}, {{1, m}, {m, 1}}};
     for (auto [sa, sb] : shapes) {
         GradCase c{fmt::format("{} x {}", sa.str(), sb.str()),
                    {random_leaf(rng, sa), random_leaf(rng, sb)},
@@ -149,10 +155,13 @@ void grade_log_softmax(Grader& g) {
         {fmt::format("[{},{}]", rows, n), random_leaf(rng, {rows, n}, -3, 3)},
         {"3-D [2,3,5]", random_leaf(rng, {2, 3, 5}, -3, 3)},
         {"one column [4,1]", random_leaf(rng, {4, 1}, -3, 3)},
-        {"large logits [2,3]", Tensor::from_vector({2, 3}, {1000, 1001, 999, -1000, -1002, -1001}, true)},
+        {"large logits [2,3]",
+         Tensor::from_vector({2, 3}, {1000, 1001, 999, -1000, -1002, -1001}, true)},
     };
     for (auto& [label, x] : cases) {
-        GradCase c{label, {x}, {"x"},
+        GradCase c{label,
+                   {x},
+                   {"x"},
                    [&g](const std::vector<Tensor>& in) { return g.t.log_softmax(in[0]); },
                    [](const std::vector<Tensor>& in) { return seqgrad::log_softmax(in[0]); }};
         c.forward_context.nan_hint =
@@ -160,8 +169,11 @@ void grade_log_softmax(Grader& g) {
         check_gradients(g, c);
     }
     // masked entries (-inf): y = -inf there, finite elsewhere
-    Tensor masked = Tensor::from_vector({2, 4}, {0.5, real(-kInf), 1.5, -0.25, real(-kInf), 2, real(-kInf), 1}, true);
-    GradCase c{"-inf entries [2,4]", {masked}, {"x"},
+    Tensor masked = Tensor::from_vector(
+        {2, 4}, {0.5, real(-kInf), 1.5, -0.25, real(-kInf), 2, real(-kInf), 1}, true);
+    GradCase c{"-inf entries [2,4]",
+               {masked},
+               {"x"},
                [&g](const std::vector<Tensor>& in) { return g.t.log_softmax(in[0]); },
                [](const std::vector<Tensor>& in) { return seqgrad::log_softmax(in[0]); }};
     c.forward_context.nan_hint = "NaN from log(0) or −∞ − (−∞): take the max over the row first";
@@ -176,8 +188,9 @@ void grade_cross_entropy(Grader& g) {
     auto targets_for = [&](int64_t rows, int64_t classes, int every_ignored) {
         std::vector<int32_t> t;
         for (int64_t i = 0; i < rows; ++i)
-            t.push_back(every_ignored && i % every_ignored == 1 ? ignore
-                                                                : int32_t(rng.below(uint64_t(classes))));
+            t.push_back(every_ignored && i % every_ignored == 1
+                            ? ignore
+                            : int32_t(rng.below(uint64_t(classes))));
         return t;
     };
     struct Case {
@@ -199,7 +212,9 @@ void grade_cross_entropy(Grader& g) {
         Tensor logits = random_leaf(rng, {k.rows, k.classes}, -k.scale, k.scale);
         auto targets = k.targets;
         real ls = k.smoothing;
-        GradCase c{k.label, {logits}, {"logits"},
+        GradCase c{k.label,
+                   {logits},
+                   {"logits"},
                    [&g, targets, ig, ls](const std::vector<Tensor>& in) {
                        return g.t.cross_entropy(in[0], targets, ig, ls);
                    },
@@ -211,9 +226,10 @@ void grade_cross_entropy(Grader& g) {
         std::vector<std::pair<std::string, std::vector<double>>> alternatives;
         if (count != k.rows)
             alternatives.push_back(
-                {fmt::format("divided by all {} rows instead of the {} rows not ignored",
-                             k.rows, count),
-                 times(values(seqgrad::cross_entropy(logits.detach(), targets, ig, Reduction::mean, ls)),
+                {fmt::format("divided by all {} rows instead of the {} rows not ignored", k.rows,
+                             count),
+                 times(values(seqgrad::cross_entropy(logits.detach(), targets, ig, Reduction::mean,
+                                                     ls)),
                        double(count) / double(k.rows))});
         if (ls > 0)
             alternatives.push_back(
@@ -241,10 +257,11 @@ void grade_cross_entropy(Grader& g) {
 }  // namespace
 
 void add_op_exercises(std::vector<Exercise>& out) {
-    out.push_back({1, "01_tanh_sigmoid", "the backward of a unary op: tanh and sigmoid", "15-30",
-                   "autograd/ops_elementwise.cpp: tanh() and sigmoid() (the `unary` helper above "
-                   "them records the backward); autograd/tensor.h: make_result, record, parent_grad",
-                   grade_unary});
+    out.push_back(
+        {1, "01_tanh_sigmoid", "the backward of a unary op: tanh and sigmoid", "15-30",
+         "autograd/ops_elementwise.cpp: tanh() and sigmoid() (the `unary` helper above "
+         "them records the backward); autograd/tensor.h: make_result, record, parent_grad",
+         grade_unary});
     out.push_back({2, "02_broadcast_add_mul",
                    "broadcasting add and mul: the backward sums over the broadcast dims", "20-40",
                    "autograd/ops_elementwise.cpp: add(), mul() and the `binary` helper (its "
@@ -255,14 +272,15 @@ void add_op_exercises(std::vector<Exercise>& out) {
                    "autograd/ops_matmul.cpp: matmul() (the backward is two more products with "
                    "transpose flags)",
                    grade_matmul});
-    out.push_back({4, "04_log_softmax", "the stable log_softmax and its backward", "20-30",
-                   "autograd/ops_reduce.cpp: log_softmax() (and row_max / sum_exp_shifted above it)",
-                   grade_log_softmax});
-    out.push_back({5, "05_cross_entropy", "cross-entropy with ignore_index and label smoothing",
-                   "30-45",
-                   "layers/loss.cpp: cross_entropy_composed() (from ops); autograd/ops_fused_loss.cpp: "
-                   "fused_cross_entropy() (one op with its backward); the maths: autograd/fused_loss.h",
-                   grade_cross_entropy});
+    out.push_back(
+        {4, "04_log_softmax", "the stable log_softmax and its backward", "20-30",
+         "autograd/ops_reduce.cpp: log_softmax() (and row_max / sum_exp_shifted above it)",
+         grade_log_softmax});
+    out.push_back(
+        {5, "05_cross_entropy", "cross-entropy with ignore_index and label smoothing", "30-45",
+         "layers/loss.cpp: cross_entropy_composed() (from ops); autograd/ops_fused_loss.cpp: "
+         "fused_cross_entropy() (one op with its backward); the maths: autograd/fused_loss.h",
+         grade_cross_entropy});
 }
 
 }  // namespace seqgrad::grading

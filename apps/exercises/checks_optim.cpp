@@ -14,8 +14,9 @@ namespace {
 // ---- 12 ----
 
 // Adam by hand with one slip switched on, for the diagnoses.
-std::vector<double> adam_variant(std::vector<double> p, const std::vector<std::vector<double>>& grads,
-                                 double lr, double b1, double b2, double eps, int slip) {
+std::vector<double> adam_variant(std::vector<double> p,
+                                 const std::vector<std::vector<double>>& grads, double lr,
+                                 double b1, double b2, double eps, int slip) {
     std::vector<double> m(p.size()), v(p.size());
     for (size_t t = 1; t <= grads.size(); ++t)
         for (size_t i = 0; i < p.size(); ++i) {
@@ -46,7 +47,8 @@ void grade_adam(Grader& g) {
         g.check("adam " + k.label, [&]() -> std::string {
             std::vector<real> p0(size_t(k.n));
             for (auto& x : p0) x = real(rng.uniform(-1, 1));
-            std::vector<std::vector<double>> grads(size_t(k.steps), std::vector<double>(size_t(k.n)));
+            std::vector<std::vector<double>> grads(size_t(k.steps),
+                                                   std::vector<double>(size_t(k.n)));
             for (auto& step : grads)
                 for (auto& x : step) x = k.grad_scale * rng.uniform(-1, 1);
             Tensor p = Tensor::from_vector({k.n}, p0, true);
@@ -57,7 +59,8 @@ void grade_adam(Grader& g) {
             g.phase("update");
             for (int t = 1; t <= k.steps; ++t) {
                 for (int64_t i = 0; i < k.n; ++i)
-                    p.mutable_grad_data()[i] = grad[size_t(i)] = real(grads[size_t(t - 1)][size_t(i)]);
+                    p.mutable_grad_data()[i] = grad[size_t(i)] =
+                        real(grads[size_t(t - 1)][size_t(i)]);
                 adam.step();
                 g.t.adam_update(mine.data(), grad.data(), m.data(), v.data(), k.n, t, k.lr, k.b1,
                                 k.b2, k.eps);
@@ -95,7 +98,8 @@ void grade_clip(Grader& g) {
                 std::vector<Tensor> ps;
                 for (int64_t n : {3, 5, 4}) {
                     Tensor p = random_leaf(r, {n});
-                    for (int64_t i = 0; i < n; ++i) p.mutable_grad_data()[i] = real(k.scale * r.uniform(-1, 1));
+                    for (int64_t i = 0; i < n; ++i)
+                        p.mutable_grad_data()[i] = real(k.scale * r.uniform(-1, 1));
                     ps.push_back(p);
                 }
                 if (k.no_grad) ps.push_back(random_leaf(r, {2}));
@@ -111,11 +115,13 @@ void grade_clip(Grader& g) {
             double norm = g.t.clip_grad_norm(mine, k.max_norm);
             double want_norm = seqgrad::clip_grad_norm(want, k.max_norm);
             g.phase("checking");
-            if (!(norm == want_norm || std::fabs(norm - want_norm) <= 1e-12 * std::fabs(want_norm) ||
+            if (!(norm == want_norm ||
+                  std::fabs(norm - want_norm) <= 1e-12 * std::fabs(want_norm) ||
                   (std::isnan(norm) && std::isnan(want_norm)))) {
                 if (std::fabs(norm - want_norm * want_norm) < 1e-9 * want_norm * want_norm)
                     return fmt::format("returned ‖g‖² = {}: the norm is its square root", norm);
-                return fmt::format("returned {}, expected the norm before clipping {}", norm, want_norm);
+                return fmt::format("returned {}, expected the norm before clipping {}", norm,
+                                   want_norm);
             }
             std::vector<double> got_g, want_g;
             for (size_t i = 0; i < mine.size(); ++i)
@@ -127,7 +133,8 @@ void grade_clip(Grader& g) {
             c.rtol = 1e-9;
             c.alternatives = {{"the gradients were not scaled", before}};
             if (std::isnan(want_norm)) c.alternatives.clear();
-            std::string why = compare("gradients after clipping (all parameters, flattened)", got_g, want_g, c);
+            std::string why =
+                compare("gradients after clipping (all parameters, flattened)", got_g, want_g, c);
             if (!why.empty() && std::isnan(want_norm))
                 why += "; a non-finite norm must leave the gradients untouched";
             return why;
@@ -143,10 +150,11 @@ void grade_adam_clip(Grader& g) {
 }  // namespace
 
 void add_optimizer_exercise(std::vector<Exercise>& out) {
-    out.push_back({12, "12_adam_clip", "Adam with bias correction, and clip_grad_norm", "20-40",
-                   "optim/adam.h (the rule) and optim/adam.cpp: Adam::update; the loop itself: "
-                   "autograd/kernels/kernels_reference.cpp: adam_update; optim/clip.cpp: clip_grad_norm()",
-                   grade_adam_clip});
+    out.push_back(
+        {12, "12_adam_clip", "Adam with bias correction, and clip_grad_norm", "20-40",
+         "optim/adam.h (the rule) and optim/adam.cpp: Adam::update; the loop itself: "
+         "autograd/kernels/kernels_reference.cpp: adam_update; optim/clip.cpp: clip_grad_norm()",
+         grade_adam_clip});
 }
 
 }  // namespace seqgrad::grading

@@ -46,8 +46,9 @@ std::string pattern(const std::vector<double>& got, const std::vector<double>& w
                     format_index(c.shape, int64_t(i)), got[i]);
     double gw = 0, ww = 0, wmax = 0;
     for (size_t i = 0; i < got.size(); ++i)
-        if (std::isfinite(want[i])) gw += got[i] * want[i], ww += want[i] * want[i],
-                                   wmax = std::max(wmax, std::fabs(want[i]));
+        if (std::isfinite(want[i]))
+            gw += got[i] * want[i], ww += want[i] * want[i],
+                wmax = std::max(wmax, std::fabs(want[i]));
     if (wmax > 1e-6) {
         std::vector<double> negated(want.size());
         for (size_t i = 0; i < want.size(); ++i) negated[i] = -want[i];
@@ -100,9 +101,9 @@ std::string compare(const std::string& what, const std::vector<double>& got,
             break;
         }
     if (first == got.size()) return "";
-    std::string text = fmt::format("{}: first difference at {}: got {:.9g}, expected {:.9g}", what,
-                                   format_index(c.shape, int64_t(first)), got[first],
-                                   expected[first]);
+    std::string text =
+        fmt::format("{}: first difference at {}: got {:.9g}, expected {:.9g}", what,
+                    format_index(c.shape, int64_t(first)), got[first], expected[first]);
     std::string why = pattern(got, expected, c);
     return why.empty() ? text : text + "; " + why;
 }
@@ -159,7 +160,8 @@ void check_gradients(Grader& g, const GradCase& c) {
         std::string failures;
         for (size_t i = 0; i < c.inputs.size(); ++i) {
             if (!c.inputs[i].requires_grad()) continue;
-            CompareContext context = i < c.grad_contexts.size() ? c.grad_contexts[i] : CompareContext{};
+            CompareContext context =
+                i < c.grad_contexts.size() ? c.grad_contexts[i] : CompareContext{};
             context.shape = dims(c.inputs[i]);
             std::string why = compare("d" + c.names[i], gradient(c.inputs[i]), want[i], context);
             if (!why.empty()) failures += (failures.empty() ? "" : "\n") + why;

@@ -87,13 +87,20 @@ struct Outcome {
 
 const char* signal_name(int sig) {
     switch (sig) {
-        case SIGSEGV: return "SIGSEGV";
-        case SIGABRT: return "SIGABRT";
-        case SIGFPE: return "SIGFPE";
-        case SIGBUS: return "SIGBUS";
-        case SIGILL: return "SIGILL";
-        case SIGKILL: return "SIGKILL";
-        default: return "a signal";
+        case SIGSEGV:
+            return "SIGSEGV";
+        case SIGABRT:
+            return "SIGABRT";
+        case SIGFPE:
+            return "SIGFPE";
+        case SIGBUS:
+            return "SIGBUS";
+        case SIGILL:
+            return "SIGILL";
+        case SIGKILL:
+            return "SIGKILL";
+        default:
+            return "a signal";
     }
 }
 
@@ -130,8 +137,8 @@ Outcome run_in_child(const Exercise& ex, const ExerciseTable& table, uint64_t se
         ::_exit(0);
     }
     ::close(fds[1]);
-    const auto deadline =
-        std::chrono::steady_clock::now() + std::chrono::milliseconds(int64_t(timeout_seconds * 1000));
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::milliseconds(int64_t(timeout_seconds * 1000));
     std::string buffer;
     bool timed_out = false;
     for (;;) {
@@ -163,9 +170,11 @@ Outcome run_in_child(const Exercise& ex, const ExerciseTable& table, uint64_t se
         out.failure = fmt::format("timed out after {:g} s in the {} (an endless loop?)",
                                   timeout_seconds, out.phase);
     else if (WIFSIGNALED(status))
-        out.failure = fmt::format("crashed ({}) in the {}", signal_name(WTERMSIG(status)), out.phase);
+        out.failure =
+            fmt::format("crashed ({}) in the {}", signal_name(WTERMSIG(status)), out.phase);
     else if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
-        out.failure = fmt::format("exited with status {} in the {}", WEXITSTATUS(status), out.phase);
+        out.failure =
+            fmt::format("exited with status {} in the {}", WEXITSTATUS(status), out.phase);
     return out;
 }
 
@@ -248,9 +257,12 @@ int check(const std::vector<std::string>& args) {
             if (i + 1 >= args.size()) throw std::runtime_error(a + " needs a value");
             return args[++i];
         };
-        if (a == "--seed") seed = std::stoull(value());
-        else if (a == "--timeout") timeout = std::stod(value());
-        else if (a == "--verbose" || a == "-v") verbose = true;
+        if (a == "--seed")
+            seed = std::stoull(value());
+        else if (a == "--timeout")
+            timeout = std::stod(value());
+        else if (a == "--verbose" || a == "-v")
+            verbose = true;
         else if (a == "--replace") {  // the test build: swap in a wrong answer
             std::string name = value();
             bool found = false;
@@ -258,14 +270,17 @@ int check(const std::vector<std::string>& args) {
                 if (v.name == name) v.install(table), found = true;
             if (!found) throw std::runtime_error("--replace: no variant " + name);
             replaced += " " + name;
-        } else if (const Exercise* ex = find(a)) selected.push_back(ex);
-        else throw std::runtime_error("check: no exercise '" + a + "' (see `list`)");
+        } else if (const Exercise* ex = find(a))
+            selected.push_back(ex);
+        else
+            throw std::runtime_error("check: no exercise '" + a + "' (see `list`)");
     }
     if (selected.empty())
         for (const Exercise& ex : all_exercises()) selected.push_back(&ex);
-    fmt::print("seqgrad exercises: {} exercise{}, random shapes from seed {} (repeat: --seed {}){}\n",
-               selected.size(), selected.size() == 1 ? "" : "s", seed, seed,
-               replaced.empty() ? "" : ", replaced:" + replaced);
+    fmt::print(
+        "seqgrad exercises: {} exercise{}, random shapes from seed {} (repeat: --seed {}){}\n",
+        selected.size(), selected.size() == 1 ? "" : "s", seed, seed,
+        replaced.empty() ? "" : ", replaced:" + replaced);
     fmt::print("  ✓ pass  ✗ fail  · not done; one mark per check\n\n");
     int passed = 0;
     for (const Exercise* ex : selected) {
@@ -288,8 +303,9 @@ int main(int argc, char** argv) {
     std::vector<std::string> args(argv + 1, argv + argc);
     try {
         if (args.empty() || args[0] == "--help" || args[0] == "-h") {
-            fmt::print("usage: seqgrad-exercises list | check [N ...] [--seed S] [--timeout SEC] "
-                       "[--verbose] | hint N\n");
+            fmt::print(
+                "usage: seqgrad-exercises list | check [N ...] [--seed S] [--timeout SEC] "
+                "[--verbose] | hint N\n");
             return args.empty() ? 2 : 0;
         }
         std::vector<std::string> rest(args.begin() + 1, args.end());

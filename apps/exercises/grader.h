@@ -20,7 +20,8 @@ namespace seqgrad::grading {
 class Grader {
   public:
     Grader(int fd, uint64_t seed, const ExerciseTable& table) : fd_(fd), seed_(seed), t(table) {}
-    // "forward", "backward", "decoding"...: a crash is reported as "crashed (SIGSEGV) in the <phase>"
+    // "forward", "backward", "decoding"...: a crash is reported as "crashed (SIGSEGV) in the
+    // <phase>"
     void phase(const std::string& name);
     // Runs `fn`: "" = pass, else the diagnosis. NotImplemented = not done, any other exception
     // = fail with its message.
@@ -40,10 +41,10 @@ class Grader {
 
 struct Exercise {
     int number;
-    std::string name;   // "07_gru_cell_fused": the file name without .cpp
-    std::string title;  // what it teaches, one line
+    std::string name;     // "07_gru_cell_fused": the file name without .cpp
+    std::string title;    // what it teaches, one line
     std::string minutes;  // how long it takes, e.g. "20-40"
-    std::string hint;   // where the library's answer is
+    std::string hint;     // where the library's answer is
     std::function<void(Grader&)> grade;
 };
 const std::vector<Exercise>& all_exercises();
@@ -57,10 +58,10 @@ void add_bleu_exercise(std::vector<Exercise>& out);       // 15 (checks_bleu.cpp
 
 // What a comparison knows besides the two arrays, to name a pattern when one fits.
 struct CompareContext {
-    std::vector<int64_t> shape;        // of both arrays (for the index of the first difference)
+    std::vector<int64_t> shape;  // of both arrays (for the index of the first difference)
     double atol = 1e-9, rtol = 1e-7;
-    std::vector<uint8_t> masked;       // optional: 1 = a masked position (should be 0 exactly)
-    std::string nan_hint;              // said when `got` holds NaN/inf where expected is finite
+    std::vector<uint8_t> masked;  // optional: 1 = a masked position (should be 0 exactly)
+    std::string nan_hint;         // said when `got` holds NaN/inf where expected is finite
     // Known wrong answers: when `got` equals one of these, its label is the diagnosis.
     std::vector<std::pair<std::string, std::vector<double>>> alternatives;
 };
@@ -81,16 +82,19 @@ using TensorFn = std::function<Tensor(const std::vector<Tensor>&)>;
 struct GradCase {
     GradCase(std::string label_, std::vector<Tensor> inputs_, std::vector<std::string> names_,
              TensorFn learner_, TensorFn reference_)
-        : label(std::move(label_)), inputs(std::move(inputs_)), names(std::move(names_)),
-          learner(std::move(learner_)), reference(std::move(reference_)) {}
-    std::string label;                // "tanh [7,13]"
-    std::vector<Tensor> inputs;       // leaves; those requiring grad are checked
-    std::vector<std::string> names;   // one per input, for the messages
+        : label(std::move(label_)),
+          inputs(std::move(inputs_)),
+          names(std::move(names_)),
+          learner(std::move(learner_)),
+          reference(std::move(reference_)) {}
+    std::string label;               // "tanh [7,13]"
+    std::vector<Tensor> inputs;      // leaves; those requiring grad are checked
+    std::vector<std::string> names;  // one per input, for the messages
     TensorFn learner, reference;
-    CompareContext forward_context;   // shape and alternatives for the forward
+    CompareContext forward_context;  // shape and alternatives for the forward
     // Per input: alternatives and masks for its gradient (optional; shape filled in).
     std::vector<CompareContext> grad_contexts;
-    bool finite_differences = true;   // false for inputs holding -inf
+    bool finite_differences = true;  // false for inputs holding -inf
 };
 // Adds the checks "<label>: forward", "<label>: backward vs seqgrad" and "<label>: backward vs
 // central differences" (the last two in the phase "backward").

@@ -24,7 +24,9 @@ class TableModel : public StepModel {
     static constexpr int32_t a = 4, b = 5, c = 6, d = 7;
 
     explicit TableModel(Distribution fallback = {{EOS, 1.0}}) : fallback_(std::move(fallback)) {}
-    void set(const std::vector<int32_t>& prefix, const Distribution& next) { table_[prefix] = next; }
+    void set(const std::vector<int32_t>& prefix, const Distribution& next) {
+        table_[prefix] = next;
+    }
     int64_t vocab_size() const override { return V; }
     DecoderState initial_state(int64_t rows) const {
         prefixes_.assign(1, {});
@@ -50,7 +52,8 @@ class TableModel : public StepModel {
             if (previous[size_t(i)] != SOS) prefix.push_back(previous[size_t(i)]);
             if (std::find(prefix.begin(), prefix.end(), EOS) != prefix.end()) ++extended_after_eos;
             state.tensors[0].data()[i] = real(intern(prefix));
-            for (auto [token, p] : next(prefix)) log_probs.data()[i * V + token] = real(std::log(p));
+            for (auto [token, p] : next(prefix))
+                log_probs.data()[i * V + token] = real(std::log(p));
         }
         return {log_probs, Tensor()};
     }

@@ -38,12 +38,24 @@ Tensor perturb(const Tensor& out) {
     return copy;
 }
 
-Tensor m_tanh(const Tensor& x) { return perturb(original.tanh(x)); }
-Tensor m_sigmoid(const Tensor& x) { return perturb(original.sigmoid(x)); }
-Tensor m_add(const Tensor& a, const Tensor& b) { return perturb(original.add(a, b)); }
-Tensor m_mul(const Tensor& a, const Tensor& b) { return perturb(original.mul(a, b)); }
-Tensor m_matmul(const Tensor& a, const Tensor& b) { return perturb(original.matmul(a, b)); }
-Tensor m_log_softmax(const Tensor& x) { return perturb(original.log_softmax(x)); }
+Tensor m_tanh(const Tensor& x) {
+    return perturb(original.tanh(x));
+}
+Tensor m_sigmoid(const Tensor& x) {
+    return perturb(original.sigmoid(x));
+}
+Tensor m_add(const Tensor& a, const Tensor& b) {
+    return perturb(original.add(a, b));
+}
+Tensor m_mul(const Tensor& a, const Tensor& b) {
+    return perturb(original.mul(a, b));
+}
+Tensor m_matmul(const Tensor& a, const Tensor& b) {
+    return perturb(original.matmul(a, b));
+}
+Tensor m_log_softmax(const Tensor& x) {
+    return perturb(original.log_softmax(x));
+}
 Tensor m_cross_entropy(const Tensor& l, const std::vector<int32_t>& t, int32_t i, real s) {
     return perturb(original.cross_entropy(l, t, i, s));
 }
@@ -64,8 +76,12 @@ Tensor m_masked_softmax(const Tensor& s, const Tensor& m) {
 Tensor m_bahdanau(const Tensor& q, const Tensor& k, const Tensor& v) {
     return perturb(original.bahdanau_scores(q, k, v));
 }
-Tensor m_context(const Tensor& w, const Tensor& v) { return perturb(original.attention_context(w, v)); }
-Tensor m_dot(const Tensor& q, const Tensor& k, bool s) { return perturb(original.luong_dot_scores(q, k, s)); }
+Tensor m_context(const Tensor& w, const Tensor& v) {
+    return perturb(original.attention_context(w, v));
+}
+Tensor m_dot(const Tensor& q, const Tensor& k, bool s) {
+    return perturb(original.luong_dot_scores(q, k, s));
+}
 Tensor m_general(const Tensor& q, const Tensor& k, const Tensor& w, bool s) {
     return perturb(original.luong_general_scores(q, k, w, s));
 }
@@ -83,8 +99,10 @@ double m_bleu(const std::vector<practice::Tokens>& h, const std::vector<practice
 void m_beam(practice::BeamState& beams, const std::vector<std::vector<double>>& lp,
             const practice::BeamConfig& config) {
     original.beam_step(beams, lp, config);
-    if (!beams.live.empty()) beams.live[size_t(pick(int64_t(beams.live.size())))].log_prob -= 1e-3;
-    else if (!beams.finished.empty()) beams.finished.back().score -= 1e-3;
+    if (!beams.live.empty())
+        beams.live[size_t(pick(int64_t(beams.live.size())))].log_prob -= 1e-3;
+    else if (!beams.finished.empty())
+        beams.finished.back().score -= 1e-3;
 }
 
 struct Mutant {
@@ -93,8 +111,10 @@ struct Mutant {
     void (*install)(ExerciseTable&);
 };
 
-#define SEQGRAD_MUTANT(name_, exercise_, member, fn) \
-    {name_, exercise_, [](ExerciseTable& t) { t.member = &fn; }}
+#define SEQGRAD_MUTANT(name_, exercise_, member, fn)               \
+    {                                                              \
+        name_, exercise_, [](ExerciseTable& t) { t.member = &fn; } \
+    }
 
 const Mutant kMutants[] = {
     SEQGRAD_MUTANT("tanh", 1, tanh, m_tanh),
@@ -127,12 +147,13 @@ std::vector<Variant> all() {
     for (uint64_t s : {1u, 7u}) {
         for (const Mutant& m : kMutants)
             for (bool backward : {false, true})
-                out.push_back({fmt::format("mutant:{}:{}:{}", backward ? "backward" : "forward", m.name, s),
-                               m.exercise, [m, backward, s](ExerciseTable& t) {
-                                   original = learner_table();
-                                   in_backward = backward, seed = s;
-                                   m.install(t);
-                               }});
+                out.push_back(
+                    {fmt::format("mutant:{}:{}:{}", backward ? "backward" : "forward", m.name, s),
+                     m.exercise, [m, backward, s](ExerciseTable& t) {
+                         original = learner_table();
+                         in_backward = backward, seed = s;
+                         m.install(t);
+                     }});
         for (const Mutant& m : kDataMutants)
             out.push_back({fmt::format("mutant:result:{}:{}", m.name, s), m.exercise,
                            [m, s](ExerciseTable& t) {

@@ -17,7 +17,8 @@ std::vector<std::vector<int32_t>> greedy_decode(const StepModel& model, DecoderS
     using Ids = ReservedTokenIds;
     const int64_t N = state.rows();
     std::vector<std::vector<int32_t>> out(static_cast<size_t>(N));
-    std::vector<int32_t> running(static_cast<size_t>(N)), previous(static_cast<size_t>(N), Ids::SOS);
+    std::vector<int32_t> running(static_cast<size_t>(N)),
+        previous(static_cast<size_t>(N), Ids::SOS);
     for (int64_t i = 0; i < N; ++i) running[size_t(i)] = int32_t(i);
     for (int t = 0; t < max_length && !running.empty(); ++t) {
         StepResult result = model.step(previous, state);

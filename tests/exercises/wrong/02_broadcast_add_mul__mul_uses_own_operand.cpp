@@ -1,6 +1,6 @@
 // expect: db: first difference at
-// A wrong answer to 02_broadcast_add_mul for the grader's tests: mul backward multiplies by the wrong operand.
-// Exercise 02: broadcasting add and mul.
+// A wrong answer to 02_broadcast_add_mul for the grader's tests: mul backward multiplies by the
+// wrong operand. Exercise 02: broadcasting add and mul.
 //
 // Shapes broadcast as NumPy does: dims aligned from the right, a size-1 or missing dim is
 // stretched. Broadcast::make(op, a.shape(), b.shape()) (autograd/broadcast.h) gives the output

@@ -38,7 +38,8 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
             for (int64_t i = 0; i < n; ++i)
                 for (int64_t k = 0; k < m; ++k)
                     for (int64_t j = 0; j < p; ++j) {
-                        if (dA) dA[q * n * m + (k * n + i) % (n * m)] += dC[i * p + j] * B[k * p + j];
+                        if (dA)
+                            dA[q * n * m + (k * n + i) % (n * m)] += dC[i * p + j] * B[k * p + j];
                         if (dB) dB[q * m * p + k * p + j] += A[i * m + k] * dC[i * p + j];
                     }
         }

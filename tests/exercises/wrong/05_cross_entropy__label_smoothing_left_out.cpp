@@ -28,9 +28,7 @@ Tensor cross_entropy(const Tensor& logits, const std::vector<int32_t>& targets,
         if (targets[size_t(i)] == ignore_index) continue;
         const real* lp = log_p.data() + i * V;
         double row = 0;
-        for (int64_t j = 0; j < V; ++j)
-            row -= (j == targets[size_t(i)] ? 1 : 0) *
-                   lp[j];
+        for (int64_t j = 0; j < V; ++j) row -= (j == targets[size_t(i)] ? 1 : 0) * lp[j];
         total += row;
     }
     loss.data()[0] = count ? real(total / double(count)) : 0;

@@ -29,8 +29,9 @@ Tensor cross_entropy(const Tensor& logits, const std::vector<int32_t>& targets,
         const real* lp = log_p.data() + i * V;
         double row = 0;
         for (int64_t j = 0; j < V; ++j)
-            row -= (label_smoothing / real(V) + (j == targets[size_t(i)] ? 1 - label_smoothing : 0)) *
-                   lp[j];
+            row -=
+                (label_smoothing / real(V) + (j == targets[size_t(i)] ? 1 - label_smoothing : 0)) *
+                lp[j];
         total += row;
     }
     loss.data()[0] = count ? real(total / double(N)) : 0;

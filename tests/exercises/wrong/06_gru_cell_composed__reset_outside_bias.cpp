@@ -21,7 +21,8 @@ Tensor gru_cell_composed(const Tensor& x, const Tensor& h, const Tensor& weight_
     Tensor ghn = linear(h, slice(weight_hh, 0, 2 * H, 3 * H));
     Tensor r = seqgrad::sigmoid(slice(gi, 1, 0, H) + slice(gh, 1, 0, H));
     Tensor z = seqgrad::sigmoid(slice(gi, 1, H, 2 * H) + slice(gh, 1, H, 2 * H));
-    Tensor n = seqgrad::tanh(slice(gi, 1, 2 * H, 3 * H) + r * ghn + slice(bias_hh, 0, 2 * H, 3 * H));
+    Tensor n =
+        seqgrad::tanh(slice(gi, 1, 2 * H, 3 * H) + r * ghn + slice(bias_hh, 0, 2 * H, 3 * H));
     return (1 - z) * n + z * h;
 }
 

@@ -1,6 +1,6 @@
 // expect: 07 crashed \(SIGSEGV\) in the backward
-// A wrong answer to 07_gru_cell_fused for the grader's tests: dereferences a null pointer in the backward.
-// Exercise 07: the GRU cell's hand-written backward (the fused form).
+// A wrong answer to 07_gru_cell_fused for the grader's tests: dereferences a null pointer in the
+// backward. Exercise 07: the GRU cell's hand-written backward (the fused form).
 //
 // The gates' products are computed outside (gi = x W_ihᵀ + b_ih, gh = h W_hhᵀ + b_hh, both
 // [B,3H] = r | z | n parts); this op does everything after them as ONE graph node:

@@ -34,7 +34,8 @@ double clip_grad_norm(const std::vector<Tensor>& params, double max_norm) {
     double total = 0;
     for (const Tensor& p : params)
         if (p.has_grad())
-            for (int64_t i = 0; i < p.numel(); ++i) total += double(p.grad_data()[i]) * p.grad_data()[i];
+            for (int64_t i = 0; i < p.numel(); ++i)
+                total += double(p.grad_data()[i]) * p.grad_data()[i];
     const double norm = std::sqrt(total);
     if (!std::isfinite(norm) || norm <= max_norm) return norm;
     const real scale = real(max_norm / (norm + 1e-6));

@@ -19,11 +19,15 @@ std::vector<std::vector<int32_t>> greedy_decode(const StepModel& model, DecoderS
     using Ids = ReservedTokenIds;
     const int64_t N = state.rows();
     std::vector<std::vector<int32_t>> out(static_cast<size_t>(N));
-    std::vector<int32_t> running(static_cast<size_t>(N)), previous(static_cast<size_t>(N), Ids::SOS);
+    std::vector<int32_t> running(static_cast<size_t>(N)),
+        previous(static_cast<size_t>(N), Ids::SOS);
     for (int64_t i = 0; i < N; ++i) running[size_t(i)] = int32_t(i);
     for (int t = 0;; t += t < max_length) {
         static volatile int spins = 0;
-        if (running.empty() || t >= max_length) { spins = spins + 1; continue; }  // forgot to leave the loop
+        if (running.empty() || t >= max_length) {
+            spins = spins + 1;
+            continue;
+        }  // forgot to leave the loop
         StepResult result = model.step(previous, state);
         const int64_t V = result.log_probs.size(1);
         std::vector<int32_t> keep, next;

@@ -36,10 +36,11 @@ void beam_step(BeamState& beams, const std::vector<std::vector<double>>& log_pro
     for (size_t i = 0; i < beams.live.size(); ++i)
         for (size_t v = 2; v < log_probs[i].size(); ++v)
             if (std::isfinite(log_probs[i][v]))
-                candidates.push_back({beams.live[i].log_prob + log_probs[i][v], int(i), int32_t(v)});
-    std::stable_sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
-        return a.log_prob > b.log_prob;
-    });
+                candidates.push_back(
+                    {beams.live[i].log_prob + log_probs[i][v], int(i), int32_t(v)});
+    std::stable_sort(
+        candidates.begin(), candidates.end(),
+        [](const Candidate& a, const Candidate& b) { return a.log_prob > b.log_prob; });
     const size_t free = size_t(config.beam_size) - beams.finished.size();
     std::vector<BeamHypothesis> live;
     for (size_t k = 0; k < std::min(free, candidates.size()); ++k) {

@@ -1,6 +1,6 @@
 // expect: counts not clipped
-// A wrong answer to 15_corpus_bleu for the grader's tests: every n-gram found in the reference counts.
-// Exercise 15: corpus BLEU (one reference per sentence, n = 1..4, no smoothing), in 0..100.
+// A wrong answer to 15_corpus_bleu for the grader's tests: every n-gram found in the reference
+// counts. Exercise 15: corpus BLEU (one reference per sentence, n = 1..4, no smoothing), in 0..100.
 //
 // For every sentence and n = 1..4, over the hypothesis' n-grams:
 //   correct[n] += Σ_g min(count_hyp(g), count_ref(g))     (clipped: a repeated word counts only
