@@ -152,8 +152,8 @@ void grade_adam_clip(Grader& g) {
 void add_optimizer_exercise(std::vector<Exercise>& out) {
     out.push_back(
         {12, "12_adam_clip", "Adam with bias correction, and clip_grad_norm", "20-40",
-         "optim/adam.h (the rule) and optim/adam.cpp: Adam::update; the loop itself: "
-         "autograd/kernels/kernels_reference.cpp: adam_update; optim/clip.cpp: clip_grad_norm()",
+         "optim/adam.h (the rule) and optim/adam.cpp: adam_update_reference (the loop over one "
+         "parameter) and Adam::update; optim/clip.cpp: clip_grad_norm()",
          grade_adam_clip});
 }
 

@@ -97,3 +97,5 @@ if(ex_skeletons STREQUAL "seqgrad-exercises")
   seqgrad_exercise_test(command_runs_the_grader ${ex_expect} 1 "01_tanh_sigmoid +·+ +· not done"
                         "0 of 1 passed" -- ${CMAKE_BINARY_DIR}/seqgrad exercises check 1 --no-build --seed 1)
 endif()
+# `hint N` names files and functions that exist.
+seqgrad_exercise_test(hints_point_at_code sh ${ex_tests}/hints.sh ${ex_solution_bin} ${PROJECT_SOURCE_DIR})
