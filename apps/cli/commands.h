@@ -23,6 +23,7 @@ int cmd_gradflow(const Argv& args);
 int cmd_translate(const Argv& args);
 int cmd_eval(const Argv& args);
 int cmd_attention(const Argv& args);
+int cmd_saliency(const Argv& args);
 int cmd_bleu(const Argv& args);
 int cmd_explore(const Argv& args);
 int cmd_plot(const Argv& args);
