@@ -9,10 +9,10 @@
 
 #include "apps/cli/args.h"
 #include "apps/cli/commands.h"
+#include "apps/cli/run_args.h"
 #include "apps/explore/explore_data.h"
 #include "apps/explore/explore_html.h"
 #include "apps/plot/plot.h"
-#include "apps/cli/run_args.h"
 #include "seqgrad/autograd/tensor.h"
 #include "seqgrad/data/file_io.h"
 
@@ -22,7 +22,8 @@ namespace {
 const char* kHelp =
     R"(usage: seqgrad explore RUN_DIR [--test FILE.tsv | --input FILE] [--limit N] [--beam K]
                        [--alpha A] [--nbest N] [--checkpoint best|last] [--what-if-steps S]
-                       [--ig-sentences N] [--ig-steps K] [--no-gradients]
+                       [--gradient-sentences N] [--ig-sentences N] [--ig-steps K]
+                       [--no-gradients]
                        [--out FILE.html]
 
 Writes one HTML file (CSS, JavaScript and data inline: it opens from disk with no network and
@@ -52,8 +53,10 @@ options (defaults: the run's config, section "decode"):
   --nbest N           hypotheses kept per sentence (default min(5, K))
   --checkpoint W      best (default; falls back to last when there is none) or last
   --what-if-steps S   what-if alternatives over the first S steps (default 3; 0 = none)
+  --gradient-sentences N  saliency and gradient flow for the first N sentences (default 40;
+                      together they cost about what decoding them at beam 5 costs)
   --ig-sentences N    integrated gradients in the saliency view for the first N sentences
-                      (default 10; they cost K times the other saliency methods)
+                      (default 3; they cost K times the other saliency methods)
   --ig-steps K        their steps (default 32)
   --no-gradients      leave out the saliency and gradient-flow views (faster, smaller)
   --out FILE.html     where to write it (default RUN_DIR/explore.html), atomically
@@ -92,12 +95,14 @@ ExploreReport run_explore(const ExploreRequest& request) {
     if (request.beam < 0) throw Error(fmt::format("--beam: expected K >= 1, got {}", request.beam));
     if (request.nbest < 0)
         throw Error(fmt::format("--nbest: expected N >= 1, got {}", request.nbest));
+    if (request.gradient_sentences < 0)
+        throw Error(fmt::format("--gradient-sentences: expected N >= 0, got {}",
+                                request.gradient_sentences));
     if (request.integrated_sentences < 0)
-        throw Error(fmt::format("--ig-sentences: expected N >= 0, got {}",
-                                request.integrated_sentences));
-    if (request.integrated_steps < 1)
         throw Error(
-            fmt::format("--ig-steps: expected K >= 1, got {}", request.integrated_steps));
+            fmt::format("--ig-sentences: expected N >= 0, got {}", request.integrated_sentences));
+    if (request.integrated_steps < 1)
+        throw Error(fmt::format("--ig-steps: expected K >= 1, got {}", request.integrated_steps));
     if (request.what_if_steps < 0)
         throw Error(fmt::format("--what-if-steps: expected S >= 0, got {}", request.what_if_steps));
     if (!request.test.empty() && !request.input.empty())
@@ -140,6 +145,7 @@ ExploreReport run_explore(const ExploreRequest& request) {
     if (!std::isnan(request.alpha)) options.decode.alpha = request.alpha;
     options.what_if_steps = request.what_if_steps;
     options.gradients.enabled = request.gradients;
+    options.gradients.sentences = request.gradient_sentences;
     options.gradients.integrated_sentences = request.integrated_sentences;
     options.gradients.integrated_steps = request.integrated_steps;
     options.progress = request.progress;
@@ -161,11 +167,10 @@ ExploreReport run_explore(const ExploreRequest& request) {
 }
 
 int cmd_explore(const Argv& argv) {
-    Args args(
-        argv,
-        {"test", "input", "limit", "beam", "alpha", "nbest", "checkpoint", "what-if-steps", "out",
-         "ig-sentences", "ig-steps"},
-        {"help", "no-gradients"});
+    Args args(argv,
+              {"test", "input", "limit", "beam", "alpha", "nbest", "checkpoint", "what-if-steps",
+               "out", "gradient-sentences", "ig-sentences", "ig-steps"},
+              {"help", "no-gradients"});
     if (args.has("help")) {
         fmt::print("{}", kHelp);
         return 0;
@@ -190,7 +195,8 @@ int cmd_explore(const Argv& argv) {
     request.what_if_steps = args.get_int("what-if-steps", 3);
     request.out = args.get("out");
     request.gradients = !args.has("no-gradients");
-    request.integrated_sentences = args.get_int("ig-sentences", 10);
+    request.gradient_sentences = args.get_int("gradient-sentences", 40);
+    request.integrated_sentences = args.get_int("ig-sentences", 3);
     request.integrated_steps = args.get_int("ig-steps", 32);
     const ExploreReport r = run_explore(request);
     fmt::print("wrote {} ({}, {} sentences)\n", r.path, human_size(r.bytes), r.sentences);

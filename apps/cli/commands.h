@@ -32,9 +32,10 @@ int cmd_plot(const Argv& args);
 struct ExploreRequest {
     std::string run_dir, out, test, input, checkpoint = "best";
     int limit = 100, beam = 0, nbest = 0, what_if_steps = 3;
-    // saliency and gradient flow per sentence; integrated gradients for the first N sentences
+    // saliency and gradient flow for the first gradient_sentences sentences; integrated
+    // gradients for the first integrated_sentences
     bool gradients = true;
-    int integrated_sentences = 10, integrated_steps = 32;
+    int gradient_sentences = 40, integrated_sentences = 3, integrated_steps = 32;
     double alpha = std::numeric_limits<double>::quiet_NaN();
     bool progress = true;
 };

@@ -319,14 +319,11 @@ json add_gradients(const LoadedRun& run, const ExploreInput& input,
     if (!g.enabled) return {{"enabled", false}};
     size_t integrated = 0, agreeing = 0;
     double argmax_share = 0, spearman = 0;
+    std::vector<json> saliency = saliency_json(run, input.sources, beams, g);
     for (size_t i = 0; i < input.sources.size(); ++i) {
-        if (beams[i].source_tokens.empty() || beams[i].nbest.empty() ||
-            beams[i].nbest[0].tokens.empty())
-            continue;
-        const bool with_integrated = int(i) < g.integrated_sentences;
-        json s = saliency_json(run, input.sources[i], beams[i].nbest[0], with_integrated,
-                               g.integrated_steps);
-        integrated += with_integrated;
+        if (saliency[i].is_null()) continue;  // empty, or past options.gradients.sentences
+        json& s = saliency[i];
+        integrated += s.contains("integrated_gradients");
         if (s.contains("agreement")) {
             ++agreeing;
             argmax_share += s["agreement"]["argmax_share"].get<double>();
@@ -341,6 +338,7 @@ json add_gradients(const LoadedRun& run, const ExploreInput& input,
             gradflow_json(run, input.sources[i], target, with_reference ? "reference" : "beam");
     }
     json meta = {{"enabled", true},
+                 {"sentences", std::min<size_t>(size_t(g.sentences), input.sources.size())},
                  {"integrated_sentences", integrated},
                  {"integrated_steps", g.integrated_steps}};
     if (agreeing)

@@ -37,17 +37,13 @@ json significant(double x) {
     return std::stod(fmt::format("{:.3g}", x));
 }
 
-json saliency_json(const LoadedRun& run, const std::string& source, const Hypothesis& h,
-                   bool integrated, int steps) {
-    SaliencyOptions options;
-    options.integrated_gradients = integrated;
-    options.steps = steps;
-    const Saliency s =
-        compute_saliency(*run.model, run.task.encode_source(source), h.tokens, options);
+namespace {
+
+json one_saliency(const Saliency& s, const Hypothesis& h) {
     json j = {{"grad_norm", matrix(s.grad_norm)},
               {"grad_input", matrix(s.grad_input)},
               {"log_probs", vector_json(s.log_probs)}};
-    if (integrated) {
+    if (!s.integrated_gradients.empty()) {
         j["integrated_gradients"] = matrix(s.integrated_gradients);
         double worst = 0;
         for (size_t t = 0; t < s.integrated_gradients.size(); ++t) {
@@ -73,11 +69,48 @@ json saliency_json(const LoadedRun& run, const std::string& source, const Hypoth
     return j;
 }
 
+}  // namespace
+
+std::vector<json> saliency_json(const LoadedRun& run, const std::vector<std::string>& sources,
+                                const std::vector<Translation>& translations,
+                                const GradientViewOptions& options) {
+    // Sentences in groups of this many per call (their rows share batches of compute_saliency)
+    constexpr size_t kGroup = 16;
+    std::vector<json> out(sources.size());
+    std::vector<size_t> pending;
+    bool pending_integrated = false;
+    auto flush = [&] {
+        if (pending.empty()) return;
+        std::vector<SaliencyInput> inputs;
+        for (size_t i : pending)
+            inputs.push_back({run.task.encode_source(sources[i]), translations[i].nbest[0].tokens});
+        SaliencyOptions o;
+        o.integrated_gradients = pending_integrated;
+        o.steps = options.integrated_steps;
+        const std::vector<Saliency> s = compute_saliency(*run.model, inputs, o);
+        for (size_t k = 0; k < pending.size(); ++k)
+            out[pending[k]] = one_saliency(s[k], translations[pending[k]].nbest[0]);
+        pending.clear();
+    };
+    for (size_t i = 0; i < sources.size(); ++i) {
+        const Translation& t = translations[i];
+        if (int(i) >= options.sentences) break;
+        if (t.source_tokens.empty() || t.nbest.empty() || t.nbest[0].tokens.empty()) continue;
+        const bool integrated = int(i) < options.integrated_sentences;
+        if (integrated != pending_integrated || pending.size() == kGroup) flush();
+        pending_integrated = integrated;
+        pending.push_back(i);
+    }
+    flush();
+    return out;
+}
+
 json gradflow_json(const LoadedRun& run, const std::string& source,
                    const std::vector<int32_t>& target, const std::string& target_name) {
     Seq2Seq& model = *run.model;
     std::vector<EncodedPair> pairs{{run.task.encode_source(source), target}};
-    const FlowMeasurement m = measure_gradient_flow(model, make_batch(pairs, {0}));
+    const FlowMeasurement m =
+        measure_gradient_flow(model, make_batch(pairs, {0}), /*diagnostics=*/false);
     for (Tensor p : model.parameters()) p.zero_grad();
     return {{"target", target_name},
             {"loss", significant(m.loss)},

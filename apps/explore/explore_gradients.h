@@ -22,17 +22,24 @@
 namespace seqgrad {
 
 struct GradientViewOptions {
-    bool enabled = true;            // false: neither saliency nor gradflow in the file
-    int integrated_sentences = 10;  // integrated gradients for the first N sentences
-    int integrated_steps = 32;      // their steps (midpoint rule)
+    bool enabled = true;  // false: neither saliency nor gradflow in the file
+    int sentences = 40;   // both for the first N sentences only (they cost about as much as
+                          // decoding them at beam 5)
+    int integrated_sentences = 3;  // integrated gradients for the first N sentences
+    int integrated_steps = 32;     // their steps (midpoint rule)
 };
 
+// The saliency of every translated sentence's best hypothesis (empty ones are skipped: no
+// element), in batches of several sentences: integrated gradients for the first
+// `integrated_sentences` of `sources`. Each element:
 // {"grad_norm": [T][S], "grad_input": [T][S], ["integrated_gradients": [T][S],
 //  "integrated_check": max_t |Σ_s I_ts − (f_t(e) − f_t(0))|], "log_probs": [T],
 //  "agreement": {"method", "argmax": [T], "spearman": [T], "argmax_share", "mean_spearman"}}
-// for the hypothesis `h` of `source` (agreement only when h has attention).
-nlohmann::json saliency_json(const LoadedRun& run, const std::string& source, const Hypothesis& h,
-                             bool integrated, int steps);
+// (agreement only when the hypothesis has attention); null for a sentence without one.
+std::vector<nlohmann::json> saliency_json(const LoadedRun& run,
+                                          const std::vector<std::string>& sources,
+                                          const std::vector<Translation>& translations,
+                                          const GradientViewOptions& options);
 
 // {"target": "reference" | "beam", "loss", "hidden", "direct", "recurrent", "embedding" (per
 // source position), "groups": {encoder, attention, decoder, output, total}} for the

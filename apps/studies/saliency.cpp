@@ -36,58 +36,79 @@ class FrozenParameters {
 };
 
 // Rows kept per batch: T·K rows of a long sentence at 32 steps would hold every activation of
-// a thousand decoders at once; the scales are split into chunks of at most this many rows.
-constexpr int64_t kMaxRows = 256;
+// a thousand decoders at once; the rows are split into chunks of at most this many.
+constexpr size_t kMaxRows = 256;
 
-// One chunk: scales [k0, k1). Row r = (T-1-t)·n + j reads α_{k0+j} e and is differentiated at
-// step t, so the rows still needed at decoder step t (those of steps >= t) are a prefix.
-void gradients_of_chunk(const Seq2Seq& model, const std::vector<double>& e, int64_t S,
-                        const std::vector<int32_t>& outputs, const std::vector<double>& scales,
-                        int64_t k0, int64_t k1, OutputGradients& out) {
-    const int64_t T = int64_t(outputs.size()), E = out.dim, n = k1 - k0, R = T * n;
-    std::vector<real> rows(size_t(R * S * E));
+// One row of the batch: sentence i's source at scale α_k, differentiated at output step t.
+struct Row {
+    size_t sentence;
+    int64_t step, scale;
+};
+
+// f_t and ∂f_t/∂x for `rows` (at most kMaxRows), in one forward and one backward pass. Sources of
+// different lengths are padded (the encoder and attention mask the padding, as in decoding);
+// the rows are sorted by decreasing t, so the rows still needed at decoder step τ (those with
+// t >= τ) are a prefix, and the rows of step τ the end of that prefix.
+void gradients_of_rows(const Seq2Seq& model, const std::vector<SaliencyInput>& inputs,
+                       const std::vector<std::vector<double>>& embeddings,
+                       const std::vector<double>& scales, std::vector<Row> rows,
+                       std::vector<OutputGradients>& out) {
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const Row& a, const Row& b) { return a.step > b.step; });
+    const int64_t R = int64_t(rows.size()), E = model.config().embedding_size;
+    int64_t S = 0;
+    for (const Row& r : rows) S = std::max(S, int64_t(inputs[r.sentence].source_ids.size()));
+    std::vector<real> values(size_t(R * S * E), real(0));
+    std::vector<int32_t> lengths;
     for (int64_t r = 0; r < R; ++r) {
-        const double alpha = scales[size_t(k0 + r % n)];
-        for (int64_t i = 0; i < S * E; ++i)
-            rows[size_t(r * S * E + i)] = real(alpha * e[size_t(i)]);
+        const Row& row = rows[size_t(r)];
+        const std::vector<double>& e = embeddings[row.sentence];
+        const double alpha = scales[size_t(row.scale)];
+        for (size_t i = 0; i < e.size(); ++i) values[size_t(r * S * E) + i] = real(alpha * e[i]);
+        lengths.push_back(int32_t(inputs[row.sentence].source_ids.size()));
     }
-    Tensor embedded = Tensor::from_vector({R, S, E}, rows, /*requires_grad=*/true);
-    EncodedSource source =
-        model.encode_embedded(embedded, std::vector<int32_t>(size_t(R), int32_t(S)));
-    DecoderState state = model.initial_state(source);
-    const int64_t V = model.vocab_size();
+    Tensor embedded = Tensor::from_vector({R, S, E}, values, /*requires_grad=*/true);
+    DecoderState state = model.initial_state(model.encode_embedded(embedded, lengths));
+    const int64_t V = model.vocab_size(), T = rows.front().step + 1;
     Tensor objective;
+    int64_t running = R;
     for (int64_t t = 0; t < T; ++t) {
-        const int64_t running = (T - t) * n;  // rows of steps t..T-1
+        while (running > 0 && rows[size_t(running - 1)].step < t) --running;  // rows of t..T-1
         if (running != state.rows())
             for (Tensor& x : state.tensors) x = slice(x, 0, 0, running);
-        const int32_t previous = t == 0 ? int32_t(Vocab::SOS) : outputs[size_t(t - 1)];
-        StepResult step = model.step(std::vector<int32_t>(size_t(running), previous), state);
-        // the last n rows are those of step t: f_t = their log-probability of y_t
-        const Tensor mine = slice(step.log_probs, 0, running - n, running);  // [n, V]
-        const int32_t y = outputs[size_t(t)];
-        if (y < 0 || y >= V)
-            throw Error(
-                fmt::format("saliency: output token {} at step {} is outside the target "
-                            "vocabulary of {}",
-                            y, t + 1, V));
+        std::vector<int32_t> previous;
+        for (int64_t r = 0; r < running; ++r) {
+            const Row& row = rows[size_t(r)];
+            previous.push_back(t == 0 ? int32_t(Vocab::SOS)
+                                      : inputs[row.sentence].outputs[size_t(t - 1)]);
+        }
+        StepResult step = model.step(previous, state);
+        int64_t first = running;  // the rows of step t: [first, running)
+        while (first > 0 && rows[size_t(first - 1)].step == t) --first;
+        if (first == running) continue;
+        const int64_t n = running - first;
+        const Tensor mine = slice(step.log_probs, 0, first, running);  // [n, V]
         std::vector<real> pick(size_t(n * V), real(0));
         for (int64_t j = 0; j < n; ++j) {
+            const Row& row = rows[size_t(first + j)];
+            const int32_t y = inputs[row.sentence].outputs[size_t(t)];
             pick[size_t(j * V + y)] = real(1);
-            out.log_probs[size_t(t * out.scales + k0 + j)] = double(mine.data()[j * V + y]);
+            OutputGradients& o = out[row.sentence];
+            o.log_probs[size_t(t * o.scales + row.scale)] = double(mine.data()[j * V + y]);
         }
         const Tensor picked = sum(mul(mine, Tensor::from_vector({n, V}, pick)));
         objective = objective.defined() ? add(objective, picked) : picked;
     }
-    objective.backward();  // row (t, j)'s gradient is ∂f_t/∂e at α_j e: the rows share nothing
+    objective.backward();  // row r's gradient is its own f_t's: the rows share nothing
     const real* g = embedded.grad_data();
     if (!g) return;  // no path from the embeddings to the outputs: the gradients stay zero
-    for (int64_t t = 0; t < T; ++t)
-        for (int64_t j = 0; j < n; ++j) {
-            const real* from = g + ((T - 1 - t) * n + j) * S * E;
-            double* to = out.gradients.data() + (t * out.scales + k0 + j) * S * E;
-            for (int64_t i = 0; i < S * E; ++i) to[i] = double(from[i]);
-        }
+    for (int64_t r = 0; r < R; ++r) {
+        const Row& row = rows[size_t(r)];
+        OutputGradients& o = out[row.sentence];
+        const int64_t n = o.positions * E;
+        double* to = o.gradients.data() + (row.step * o.scales + row.scale) * n;
+        for (int64_t i = 0; i < n; ++i) to[i] = double(g[r * S * E + i]);
+    }
 }
 
 std::vector<double> ranks(const std::vector<double>& x) {
@@ -140,6 +161,55 @@ std::vector<double> source_embeddings(const Seq2Seq& model,
     return std::vector<double>(e.data(), e.data() + e.numel());
 }
 
+std::vector<OutputGradients> output_gradients(const Seq2Seq& model,
+                                              const std::vector<SaliencyInput>& inputs,
+                                              const std::vector<std::vector<double>>& embeddings,
+                                              const std::vector<double>& scales) {
+    const int64_t E = model.config().embedding_size, V = model.vocab_size();
+    if (embeddings.size() != inputs.size())
+        throw Error(fmt::format("saliency: {} embedding lists for {} sentences", embeddings.size(),
+                                inputs.size()));
+    if (scales.empty()) throw Error("saliency: no scale to differentiate at");
+    if (!grad_enabled())
+        throw Error(
+            "saliency: grad mode is off (called under a NoGradGuard): the gradients of "
+            "the outputs cannot be recorded");
+    std::vector<OutputGradients> out(inputs.size());
+    std::vector<Row> rows;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        const int64_t S = int64_t(inputs[i].source_ids.size());
+        if (S < 1 || int64_t(embeddings[i].size()) != S * E)
+            throw Error(
+                fmt::format("saliency: {} embedding values for {} source positions of "
+                            "dimension {} (expected {})",
+                            embeddings[i].size(), S, E, S * E));
+        if (inputs[i].outputs.empty()) throw Error("saliency: the hypothesis has no output token");
+        for (size_t t = 0; t < inputs[i].outputs.size(); ++t)
+            if (inputs[i].outputs[t] < 0 || inputs[i].outputs[t] >= V)
+                throw Error(
+                    fmt::format("saliency: output token {} at step {} is outside the "
+                                "target vocabulary of {}",
+                                inputs[i].outputs[t], t + 1, V));
+        OutputGradients& o = out[i];
+        o.steps = int64_t(inputs[i].outputs.size());
+        o.scales = int64_t(scales.size());
+        o.positions = S;
+        o.dim = E;
+        o.log_probs.assign(size_t(o.steps * o.scales), 0.0);
+        o.gradients.assign(size_t(o.steps * o.scales * S * E), 0.0);
+        for (int64_t k = 0; k < o.scales; ++k)
+            for (int64_t t = 0; t < o.steps; ++t) rows.push_back({i, t, k});
+    }
+    FrozenParameters frozen(model);
+    for (size_t first = 0; first < rows.size(); first += kMaxRows) {
+        const size_t last = std::min(rows.size(), first + kMaxRows);
+        gradients_of_rows(model, inputs, embeddings, scales,
+                          std::vector<Row>(rows.begin() + long(first), rows.begin() + long(last)),
+                          out);
+    }
+    return out;
+}
+
 OutputGradients output_gradients(const Seq2Seq& model, const std::vector<double>& embeddings,
                                  int64_t positions, const std::vector<int32_t>& outputs,
                                  const std::vector<double>& scales) {
@@ -149,25 +219,9 @@ OutputGradients output_gradients(const Seq2Seq& model, const std::vector<double>
             fmt::format("saliency: {} embedding values for {} source positions of "
                         "dimension {} (expected {})",
                         embeddings.size(), positions, E, positions * E));
-    if (outputs.empty()) throw Error("saliency: the hypothesis has no output token");
-    if (!grad_enabled())
-        throw Error(
-            "saliency: grad mode is off (called under a NoGradGuard): the gradients of "
-            "the outputs cannot be recorded");
-    if (scales.empty()) throw Error("saliency: no scale to differentiate at");
-    OutputGradients out;
-    out.steps = int64_t(outputs.size());
-    out.scales = int64_t(scales.size());
-    out.positions = positions;
-    out.dim = E;
-    out.log_probs.assign(size_t(out.steps * out.scales), 0.0);
-    out.gradients.assign(size_t(out.steps * out.scales * positions * E), 0.0);
-    FrozenParameters frozen(model);
-    const int64_t chunk = std::max<int64_t>(1, kMaxRows / out.steps);
-    for (int64_t k0 = 0; k0 < out.scales; k0 += chunk)
-        gradients_of_chunk(model, embeddings, positions, outputs, scales, k0,
-                           std::min(out.scales, k0 + chunk), out);
-    return out;
+    // the source ids only count the positions here
+    SaliencyInput input{std::vector<int32_t>(size_t(positions), 0), outputs};
+    return output_gradients(model, {input}, {embeddings}, scales)[0];
 }
 
 const std::vector<std::vector<double>>& Saliency::values(SaliencyMethod method) const {
@@ -187,52 +241,69 @@ std::vector<std::vector<double>>& Saliency::values(SaliencyMethod method) {
     return const_cast<std::vector<std::vector<double>>&>(std::as_const(*this).values(method));
 }
 
-Saliency compute_saliency(const Seq2Seq& model, const std::vector<int32_t>& source_ids,
-                          const std::vector<int32_t>& outputs, const SaliencyOptions& options) {
+std::vector<Saliency> compute_saliency(const Seq2Seq& model,
+                                       const std::vector<SaliencyInput>& inputs,
+                                       const SaliencyOptions& options) {
     if (options.integrated_gradients && options.steps < 1)
         throw Error(
             fmt::format("--steps {}: integrated gradients need at least 1 step", options.steps));
-    const int64_t S = int64_t(source_ids.size()), E = model.config().embedding_size;
-    const std::vector<double> e = source_embeddings(model, source_ids);
+    const int64_t E = model.config().embedding_size;
+    std::vector<std::vector<double>> embeddings;
+    for (const SaliencyInput& in : inputs)
+        embeddings.push_back(source_embeddings(model, in.source_ids));
     // scale 1 (the input itself), then 0 (the baseline) and the midpoints α_k
     std::vector<double> scales = {1.0};
     if (options.integrated_gradients) {
         scales.push_back(0.0);
         for (int k = 0; k < options.steps; ++k) scales.push_back((k + 0.5) / double(options.steps));
     }
-    const OutputGradients g = output_gradients(model, e, S, outputs, scales);
-    Saliency out;
-    const size_t T = outputs.size();
-    out.grad_norm.assign(T, std::vector<double>(size_t(S), 0.0));
-    out.grad_input = out.grad_norm;
-    for (size_t t = 0; t < T; ++t) {
-        out.log_probs.push_back(g.log_prob(int64_t(t), 0));
-        const double* grad = g.gradient(int64_t(t), 0);
-        for (int64_t s = 0; s < S; ++s) {
-            double norm2 = 0, dot = 0;
-            for (int64_t d = 0; d < E; ++d) {
-                norm2 += grad[s * E + d] * grad[s * E + d];
-                dot += grad[s * E + d] * e[size_t(s * E + d)];
-            }
-            out.grad_norm[t][size_t(s)] = std::sqrt(norm2);
-            out.grad_input[t][size_t(s)] = dot;
-        }
-    }
-    if (!options.integrated_gradients) return out;
-    out.steps = options.steps;
-    out.integrated_gradients.assign(T, std::vector<double>(size_t(S), 0.0));
-    for (size_t t = 0; t < T; ++t) {
-        out.baseline_log_probs.push_back(g.log_prob(int64_t(t), 1));
-        for (int64_t k = 2; k < g.scales; ++k) {
-            const double* grad = g.gradient(int64_t(t), k);
+    const std::vector<OutputGradients> all = output_gradients(model, inputs, embeddings, scales);
+    std::vector<Saliency> result;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        const OutputGradients& g = all[i];
+        const std::vector<double>& e = embeddings[i];
+        const int64_t S = g.positions;
+        const size_t T = size_t(g.steps);
+        Saliency out;
+        out.grad_norm.assign(T, std::vector<double>(size_t(S), 0.0));
+        out.grad_input = out.grad_norm;
+        for (size_t t = 0; t < T; ++t) {
+            out.log_probs.push_back(g.log_prob(int64_t(t), 0));
+            const double* grad = g.gradient(int64_t(t), 0);
             for (int64_t s = 0; s < S; ++s) {
-                double dot = 0;
-                for (int64_t d = 0; d < E; ++d) dot += grad[s * E + d] * e[size_t(s * E + d)];
-                out.integrated_gradients[t][size_t(s)] += dot / double(options.steps);
+                double norm2 = 0, dot = 0;
+                for (int64_t d = 0; d < E; ++d) {
+                    norm2 += grad[s * E + d] * grad[s * E + d];
+                    dot += grad[s * E + d] * e[size_t(s * E + d)];
+                }
+                out.grad_norm[t][size_t(s)] = std::sqrt(norm2);
+                out.grad_input[t][size_t(s)] = dot;
             }
         }
+        if (options.integrated_gradients) {
+            out.steps = options.steps;
+            out.integrated_gradients.assign(T, std::vector<double>(size_t(S), 0.0));
+            for (size_t t = 0; t < T; ++t) {
+                out.baseline_log_probs.push_back(g.log_prob(int64_t(t), 1));
+                for (int64_t k = 2; k < g.scales; ++k) {
+                    const double* grad = g.gradient(int64_t(t), k);
+                    for (int64_t s = 0; s < S; ++s) {
+                        double dot = 0;
+                        for (int64_t d = 0; d < E; ++d)
+                            dot += grad[s * E + d] * e[size_t(s * E + d)];
+                        out.integrated_gradients[t][size_t(s)] += dot / double(options.steps);
+                    }
+                }
+            }
+        }
+        result.push_back(std::move(out));
     }
-    return out;
+    return result;
+}
+
+Saliency compute_saliency(const Seq2Seq& model, const std::vector<int32_t>& source_ids,
+                          const std::vector<int32_t>& outputs, const SaliencyOptions& options) {
+    return compute_saliency(model, {SaliencyInput{source_ids, outputs}}, options)[0];
 }
 
 double spearman_correlation(const std::vector<double>& x, const std::vector<double>& y) {

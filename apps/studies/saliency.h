@@ -48,6 +48,17 @@ OutputGradients output_gradients(const Seq2Seq& model, const std::vector<double>
                                  int64_t positions, const std::vector<int32_t>& outputs,
                                  const std::vector<double>& scales);
 
+// One sentence: its source ids (<eos> included) and the hypothesis to explain.
+struct SaliencyInput {
+    std::vector<int32_t> source_ids, outputs;
+};
+// The same for several sentences at once (their rows share batches, padded as in decoding):
+// one result per input; embeddings[i] is e of inputs[i], [S_i,E].
+std::vector<OutputGradients> output_gradients(const Seq2Seq& model,
+                                              const std::vector<SaliencyInput>& inputs,
+                                              const std::vector<std::vector<double>>& embeddings,
+                                              const std::vector<double>& scales);
+
 // e: the encoder's embeddings of `source_ids` (<eos> included), [S,E] row-major.
 std::vector<double> source_embeddings(const Seq2Seq& model, const std::vector<int32_t>& source_ids);
 
@@ -68,6 +79,10 @@ struct Saliency {
 // Throws on steps < 1, naming --steps.
 Saliency compute_saliency(const Seq2Seq& model, const std::vector<int32_t>& source_ids,
                           const std::vector<int32_t>& outputs, const SaliencyOptions& options);
+// Several sentences at once (what `seqgrad explore` does for its test set).
+std::vector<Saliency> compute_saliency(const Seq2Seq& model,
+                                       const std::vector<SaliencyInput>& inputs,
+                                       const SaliencyOptions& options);
 
 // Attention beside saliency, per output step: whether the most attended and the most salient
 // position are the same, and the Spearman rank correlation of the two rows (ranks of equal

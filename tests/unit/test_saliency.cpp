@@ -231,3 +231,37 @@ TEST_CASE("saliency: bad input is an error that says what was expected") {
     CHECK_THROWS_WITH(compute_saliency(model, kSource, kOutputs, {}),
                       doctest::Contains("grad mode is off"));
 }
+
+TEST_CASE("several sentences at once (padded, in shared batches) give each one's own saliency") {
+    for (const char* attention : {"bahdanau", "luong_general", "none"}) {
+        CAPTURE(attention);
+        Rng rng(4);
+        Seq2Seq model(tiny_config(attention, "gru", true), 10, 10, rng);
+        model.eval();
+        spread_embeddings(model);
+        const std::vector<SaliencyInput> inputs = {
+            {kSource, kOutputs},
+            {{8, 9, Vocab::EOS}, {6, 6, 6, 5, 4, Vocab::EOS}},
+            {{5, Vocab::EOS}, {9}}};
+        SaliencyOptions options;
+        options.integrated_gradients = true;
+        options.steps = 3;
+        const std::vector<Saliency> together = compute_saliency(model, inputs, options);
+        REQUIRE(together.size() == inputs.size());
+        for (size_t i = 0; i < inputs.size(); ++i) {
+            const Saliency alone =
+                compute_saliency(model, inputs[i].source_ids, inputs[i].outputs, options);
+            REQUIRE(together[i].grad_norm.size() == inputs[i].outputs.size());
+            for (size_t t = 0; t < alone.grad_norm.size(); ++t) {
+                CHECK(together[i].log_probs[t] ==
+                      doctest::Approx(alone.log_probs[t]).epsilon(1e-10));
+                for (size_t s = 0; s < inputs[i].source_ids.size(); ++s) {
+                    CHECK(together[i].grad_norm[t][s] ==
+                          doctest::Approx(alone.grad_norm[t][s]).epsilon(1e-9));
+                    CHECK(together[i].integrated_gradients[t][s] ==
+                          doctest::Approx(alone.integrated_gradients[t][s]).epsilon(1e-9));
+                }
+            }
+        }
+    }
+}
