@@ -16,9 +16,9 @@
 #include <string>
 
 #include "apps/cli/commands.h"
+#include "seqgrad/models/decoding/translator.h"
 #include "seqgrad/models/run/run.h"
 #include "seqgrad/models/training/trainer.h"
-#include "seqgrad/models/decoding/translator.h"
 
 using namespace seqgrad;
 namespace fs = std::filesystem;
@@ -224,9 +224,8 @@ TEST_CASE("explore files open in headless Chromium: views drawn, no error, hosti
         request.out = work + "/input.html";
         run_explore(request);
         for (int sentence = 0; sentence < 4; ++sentence) {
-            const nlohmann::json r = check_in_browser(chromium, request.out, sentence,
-                                                      sentence == 0 ? "saliency" : "attention",
-                                                      work);
+            const nlohmann::json r = check_in_browser(
+                chromium, request.out, sentence, sentence == 0 ? "saliency" : "attention", work);
             const std::string dom = r["dom"];
             // The hostile source is shown as text (escaped in the DOM), never run.
             CHECK(dom.find("&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;") !=
