@@ -23,6 +23,7 @@ int cmd_gradflow(const Argv& args);
 int cmd_translate(const Argv& args);
 int cmd_eval(const Argv& args);
 int cmd_attention(const Argv& args);
+int cmd_saliency(const Argv& args);
 int cmd_bleu(const Argv& args);
 int cmd_explore(const Argv& args);
 int cmd_plot(const Argv& args);
@@ -32,6 +33,10 @@ int cmd_exercises(const Argv& args);
 struct ExploreRequest {
     std::string run_dir, out, test, input, checkpoint = "best";
     int limit = 100, beam = 0, nbest = 0, what_if_steps = 3;
+    // saliency and gradient flow for the first gradient_sentences sentences; integrated
+    // gradients for the first integrated_sentences
+    bool gradients = true;
+    int gradient_sentences = 40, integrated_sentences = 3, integrated_steps = 32;
     double alpha = std::numeric_limits<double>::quiet_NaN();
     bool progress = true;
 };
