@@ -104,3 +104,29 @@ TEST_CASE(
                                            "fused_gru, fused_attention"),
                          Error);
 }
+
+TEST_CASE("switches: the layer options reach the layers through the model's constructor") {
+    for (const char* cell : {"gru", "lstm", "rnn"}) {
+        INFO(cell);
+        ModelConfig config = testing::small_model_config("bahdanau");
+        config.cell = cell;
+        apply_switches(config, parse_disabled(("fused_" + std::string(cell)).c_str()));
+        CHECK(!config.fused_cells);
+        CHECK(config.fused_attention);
+        apply_switches(config, parse_disabled("fused_attention"));
+        CHECK(config.fused_cells);
+        CHECK(!config.fused_attention);
+    }
+    ModelConfig config = testing::small_model_config("bahdanau");
+    for (bool fused : {true, false}) {
+        config.fused_cells = config.fused_attention = fused;
+        Rng rng(3);
+        Seq2Seq model(config, 13, 13, rng);
+        CHECK(model.encoder.recurrent->use_fused == fused);
+        CHECK(model.decoder.cells[0]->use_fused == fused);
+        const auto* attention =
+            dynamic_cast<const BahdanauAttention*>(model.decoder.attention.get());
+        REQUIRE(attention);
+        CHECK(attention->use_fused == fused);
+    }
+}
