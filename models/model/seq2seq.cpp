@@ -279,7 +279,7 @@ EncodedSource Seq2Seq::encode(const Batch& batch) const {
 EncodedSource Seq2Seq::encode_embedded(const Tensor& embedded,
                                        const std::vector<int32_t>& lengths) const {
     EncodedSource source = encoder.forward_embedded(embedded, lengths);
-    if (switches().cached_keys) source.keys_projected = decoder.project_keys(source.outputs);
+    source.keys_projected = decoder.project_keys(source.outputs);  // once per batch
     return source;
 }
 
