@@ -42,12 +42,6 @@ SharedOverStepsScope::~SharedOverStepsScope() {
 const Tensor& weight_in_use(const Tensor& weight) {
     return fast::weight_in_use(weight);
 }
-real* leaf_grad_elsewhere(Node& leaf) {
-    return fast::leaf_grad_elsewhere(leaf);
-}
-real* leaf_grad_row_elsewhere(Node& leaf, int64_t row) {
-    return fast::leaf_grad_row_elsewhere(leaf, row);
-}
 // ParallelGradients: autograd/kernels/fast/gradient_shard.cpp, beside the buffers it keeps
 void for_each_array(const std::vector<int64_t>& sizes, int64_t grain,
                     const std::function<void(size_t, int64_t, int64_t)>& fn, int64_t align) {
@@ -86,12 +80,6 @@ SharedOverStepsScope::SharedOverStepsScope(const std::vector<Tensor>&) : previou
 SharedOverStepsScope::~SharedOverStepsScope() = default;
 const Tensor& weight_in_use(const Tensor& weight) {
     return weight;
-}
-real* leaf_grad_elsewhere(Node&) {
-    return nullptr;
-}
-real* leaf_grad_row_elsewhere(Node&, int64_t) {
-    return nullptr;
 }
 struct ParallelGradients::State {};
 ParallelGradients::ParallelGradients() = default;

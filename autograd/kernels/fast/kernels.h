@@ -1,5 +1,6 @@
-// The fast versions of the kernels of autograd/kernels/kernels.h that are not row kernels (those are in
-// autograd/kernels/fast/vector_kernels.h). Only the fast build compiles autograd/kernels/fast/.
+// The fast versions of the kernels of autograd/kernels/kernels.h that are not row kernels (those
+// are in autograd/kernels/fast/vector_kernels.h). Only the fast build compiles
+// autograd/kernels/fast/.
 #pragma once
 
 #include <cstdint>
@@ -12,10 +13,7 @@
 
 namespace seqgrad::kernels::fast {
 
-// autograd/kernels/fast/gradient_shard.cpp
-real* leaf_grad_elsewhere(Node& leaf);
-real* leaf_grad_row_elsewhere(Node& leaf, int64_t row);
-// (and kernels::ParallelGradients)
+// (kernels::ParallelGradients: autograd/kernels/fast/gradient_shard.cpp)
 
 // autograd/kernels/fast/optimizer_kernels.cpp
 void for_each_array(const std::vector<int64_t>& sizes, int64_t grain,
