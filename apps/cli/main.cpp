@@ -20,6 +20,9 @@ commands:
   eval RUN_DIR [--test FILE.tsv] [--beam K] [--out FILE]
                                                       BLEU / accuracy on a test set
   attention RUN_DIR "a sentence" [--out heat.svg]     attention heatmap and diagnosis
+  saliency RUN_DIR "a sentence" [--method M] [--csv FILE]
+                                                      gradients of each output token with
+                                                      respect to the source, beside attention
   explore RUN_DIR [--test FILE.tsv] [--limit N] [--out FILE.html]
                                                       one offline HTML file: corpus, beam
                                                       trees, attention, what-if, training
@@ -30,6 +33,8 @@ commands:
   gradcheck [--only NAME] [--eps E] [--atol A] [--rtol R]
                                                       double-precision gradient checks
   gradflow [--out DIR] [--lengths 5,10,...]           gradient flow with/without attention
+  exercises list | check [N ...] | hint N | train-dates
+                                                      practise: write the pieces, get graded
   plot FILE.csv --x COL --y COL[,COL...] --out FILE.svg [--group COL] [--logx] [--logy]
                                                       a line plot (SVG) of a CSV table
 
@@ -48,10 +53,12 @@ int main(int argc, char** argv) {
         {"translate", cmd_translate},
         {"eval", cmd_eval},
         {"attention", cmd_attention},
+        {"saliency", cmd_saliency},
         {"bleu", cmd_bleu},
         {"explore", cmd_explore},
         {"bpe", cmd_bpe},
         {"plot", cmd_plot},
+        {"exercises", cmd_exercises},
     };
     if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
         fmt::print("{}", kUsage);
