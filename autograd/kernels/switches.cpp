@@ -8,7 +8,8 @@
 #include <utility>
 #include <vector>
 
-#include "seqgrad/autograd/tensor.h"
+#include "seqgrad/autograd/error.h"
+#include "seqgrad/autograd/kernels/buffer_pool.h"
 
 namespace seqgrad {
 
@@ -55,8 +56,18 @@ Switches read_switches() {
     return s;
 }
 
+// Hands the switches that belong to a part of the library which reads no setting of its own
+// to that part: the buffer pool's reuse.
+void apply(const Switches& s) {
+    buffer_pool_set_enabled(s.buffer_pool);
+}
+
 Switches& current() {
-    static Switches s = read_switches();
+    static Switches s = [] {
+        Switches read = read_switches();
+        apply(read);
+        return read;
+    }();
     return s;
 }
 
@@ -68,6 +79,7 @@ const Switches& switches() {
 
 void set_switches(const Switches& s) {
     current() = s;
+    apply(s);
 }
 
 }  // namespace seqgrad

@@ -33,8 +33,9 @@ struct Switches {
     bool gemm_profile = false;
 };
 
-// The switches of this process: read from the environment at the first call.
-// Throws seqgrad::Error on an unknown name in SEQGRAD_DISABLE.
+// The switches of this process: read from the environment at the first call, which also hands
+// the buffer pool its setting (buffer_pool_set_enabled). Throws seqgrad::Error on an unknown name
+// in SEQGRAD_DISABLE.
 const Switches& switches();
 
 // The switches a SEQGRAD_DISABLE value turns off (nullptr: none). Throws seqgrad::Error naming an
