@@ -43,6 +43,60 @@ Tensor gru_cell_composed(const Tensor& x, const Tensor& h, const Tensor& weight_
 // ---- the fused cell: one node, hand-written backward --------------------------------------
 namespace {
 
+// The fused cell's backward (out's parents: gates, h, W_hh, b_hh and the optional step mask),
+// with g = dh' and m the step mask (1 without one); per element:
+//   g_new = m g                                 (what reaches the unmasked h')
+//   dn    = g_new (1 − z)        da_n = dn (1 − n²)           (a_n = gi_n + r gh_n)
+//   dz    = g_new (h − n)        da_z = dz z (1 − z)          (a_z = gi_z + gh_z)
+//   dr    = da_n gh_n            da_r = dr r (1 − r)          (a_r = gi_r + gh_r)
+//   d gi  += [da_r | da_z | da_n]
+//   d gh   = [da_r | da_z | da_n r]
+//   dh    += g_new z + (1 − m) g  +  d gh W_hh     (the last term: one gemm)
+//   dW_hh += d ghᵀ h                                (one gemm)
+//   db_hh += Σ_b d gh
+void fused_cell_backward(Node& out, CellDims d) {
+    const int64_t B = d.B, H = d.H, G = 3 * H, active = d.active;
+    const int64_t gate_row_stride = d.T * G, gate_offset = d.t * G;
+    const real* const g_all = out.grad.data();
+    const real* const h_all = out.parent(1).data;
+    const real* const mask = out.parents.size() > 4 ? out.parent(4).data : nullptr;
+    const real* const rzg = out.saved.data();
+    const real* const n_all = rzg + B * G;
+    real* const d_gates = parent_grad(out, 0);
+    real* const dh_all = parent_grad(out, 1);
+
+    Buffer d_gh_buffer(size_t(active * G));
+    real* const d_gh_all = d_gh_buffer.data();
+    for (int64_t b = 0; b < active; ++b) {
+        const real m = mask ? mask[b] : real(1);
+        const real *r = rzg + b * G, *z = r + H, *gh_n = r + 2 * H;
+        const real *n = n_all + b * H, *h = h_all + b * H, *g = g_all + b * H;
+        real* da_r = d_gh_all + b * G;  // d gh_r = da_r
+        real* da_z = da_r + H;          // d gh_z = da_z
+        real* d_gh_n = da_r + 2 * H;    // holds da_n, then d gh_n = da_n r
+        for (int64_t j = 0; j < H; ++j) {
+            const real g_new = m * g[j];
+            const real da_n = g_new * (1 - z[j]) * (1 - n[j] * n[j]);
+            da_z[j] = g_new * (h[j] - n[j]) * z[j] * (1 - z[j]);
+            da_r[j] = da_n * gh_n[j] * r[j] * (1 - r[j]);
+            d_gh_n[j] = da_n;
+        }
+        if (d_gates) {  // d gi = [da_r | da_z | da_n]: the first d gh row, as it is now
+            real* dgi = d_gates + b * gate_row_stride + gate_offset;
+            for (int64_t j = 0; j < G; ++j) dgi[j] += da_r[j];
+        }
+        for (int64_t j = 0; j < H; ++j) d_gh_n[j] *= r[j];
+        if (dh_all) {
+            real* dh = dh_all + b * H;
+            for (int64_t j = 0; j < H; ++j) dh[j] += m * g[j] * z[j] + (1 - m) * g[j];
+        }
+    }
+    if (dh_all)  // finished rows: h' = h, so dh += g
+        for (int64_t i = active * H; i < B * H; ++i) dh_all[i] += g_all[i];
+    // dh += d gh W_hh,  dW_hh += d ghᵀ h,  db_hh += Σ d gh
+    hidden_gates_backward(out, 1, 2, 3, d_gh_all, active, dh_all);
+}
+
 // The fused cell on step d.t of gates [B,T,3H] (T = 1 for a plain [B,3H]); rows past d.active
 // (all masked) only copy h.
 //   forward:  gh = h W_hhᵀ + b_hh (one gemm), then one pass over [B,H] for r, z, n, h'.
@@ -50,7 +104,8 @@ namespace {
 Tensor fused_cell(const char* op, const Tensor& gates, CellDims d, const Tensor& h,
                   const Tensor& weight_hh_parameter, const Tensor& bias_hh,
                   const Tensor& step_mask) {
-    // W_hh, or the view through which the steps of a recurrence share it (autograd/kernels/kernels.h)
+    // W_hh, or the view through which the steps of a recurrence share it
+    // (autograd/kernels/kernels.h)
     const Tensor& weight_hh = kernels::weight_in_use(weight_hh_parameter);
     const int64_t B = d.B, H = d.H, G = 3 * H, active = d.active;
     const int64_t gate_row_stride = d.T * G, gate_offset = d.t * G;
@@ -85,58 +140,7 @@ Tensor fused_cell(const char* op, const Tensor& gates, CellDims d, const Tensor&
 
     std::vector<Tensor> inputs{gates, h, weight_hh, bias_hh};
     if (step_mask.defined()) inputs.push_back(step_mask);
-    // backward, with g = dh' and m the step mask (1 without one); per element:
-    //   g_new = m g                                 (what reaches the unmasked h')
-    //   dn    = g_new (1 − z)        da_n = dn (1 − n²)           (a_n = gi_n + r gh_n)
-    //   dz    = g_new (h − n)        da_z = dz z (1 − z)          (a_z = gi_z + gh_z)
-    //   dr    = da_n gh_n            da_r = dr r (1 − r)          (a_r = gi_r + gh_r)
-    //   d gi  += [da_r | da_z | da_n]
-    //   d gh   = [da_r | da_z | da_n r]
-    //   dh    += g_new z + (1 − m) g  +  d gh W_hh     (the last term: one gemm)
-    //   dW_hh += d ghᵀ h                                (one gemm)
-    //   db_hh += Σ_b d gh
-    if (record(out, op, inputs, [d](Node& out) {
-            const int64_t B = d.B, H = d.H, G = 3 * H, active = d.active;
-            const int64_t gate_row_stride = d.T * G, gate_offset = d.t * G;
-            const real* const g_all = out.grad.data();
-            const real* const h_all = out.parent(1).data;
-            const real* const mask = out.parents.size() > 4 ? out.parent(4).data : nullptr;
-            const real* const rzg = out.saved.data();
-            const real* const n_all = rzg + B * G;
-            real* const d_gates = parent_grad(out, 0);
-            real* const dh_all = parent_grad(out, 1);
-
-            Buffer d_gh_buffer(size_t(active * G));
-            real* const d_gh_all = d_gh_buffer.data();
-            for (int64_t b = 0; b < active; ++b) {
-                const real m = mask ? mask[b] : real(1);
-                const real *r = rzg + b * G, *z = r + H, *gh_n = r + 2 * H;
-                const real *n = n_all + b * H, *h = h_all + b * H, *g = g_all + b * H;
-                real* da_r = d_gh_all + b * G;  // d gh_r = da_r
-                real* da_z = da_r + H;          // d gh_z = da_z
-                real* d_gh_n = da_r + 2 * H;    // holds da_n, then d gh_n = da_n r
-                for (int64_t j = 0; j < H; ++j) {
-                    const real g_new = m * g[j];
-                    const real da_n = g_new * (1 - z[j]) * (1 - n[j] * n[j]);
-                    da_z[j] = g_new * (h[j] - n[j]) * z[j] * (1 - z[j]);
-                    da_r[j] = da_n * gh_n[j] * r[j] * (1 - r[j]);
-                    d_gh_n[j] = da_n;
-                }
-                if (d_gates) {  // d gi = [da_r | da_z | da_n]: the first d gh row, as it is now
-                    real* dgi = d_gates + b * gate_row_stride + gate_offset;
-                    for (int64_t j = 0; j < G; ++j) dgi[j] += da_r[j];
-                }
-                for (int64_t j = 0; j < H; ++j) d_gh_n[j] *= r[j];
-                if (dh_all) {
-                    real* dh = dh_all + b * H;
-                    for (int64_t j = 0; j < H; ++j) dh[j] += m * g[j] * z[j] + (1 - m) * g[j];
-                }
-            }
-            if (dh_all)  // finished rows: h' = h, so dh += g
-                for (int64_t i = active * H; i < B * H; ++i) dh_all[i] += g_all[i];
-            // dh += d gh W_hh,  dW_hh += d ghᵀ h,  db_hh += Σ d gh
-            hidden_gates_backward(out, 1, 2, 3, d_gh_all, active, dh_all);
-        }))
+    if (record(out, op, inputs, [d](Node& out) { fused_cell_backward(out, d); }))
         out.node().saved = std::move(saved);
     return out;
 }

@@ -9,8 +9,8 @@
 // linear_cross_entropy computes the logits itself, into a buffer no one else sees, and writes G
 // over them: one [N, V] buffer for the whole output layer and loss, the same products.
 //
-// The row passes are kernels (autograd/kernels/kernels.h): plain loops with std::exp in the reference
-// build, 8 float lanes at a time in the fast one.
+// The row passes are kernels (autograd/kernels/kernels.h): plain loops with std::exp in the
+// reference build, 8 float lanes at a time in the fast one.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -131,14 +131,14 @@ Tensor fused_cross_entropy(const Tensor& logits, const std::vector<int32_t>& tar
             // exist yet: then G, which is freed after this rule anyway, becomes that buffer,
             // scaled in place by dL (not at all for dL = 1, the loss itself) — instead of a
             // zero fill and a pass of dx += dL · G over [N, V]. The same values: 0 + dL·G = dL·G.
-            // Only for non-leaves: a leaf's gradient goes through grad_data(), which owns where
-            // it lives.
+            // Only for non-leaves: a leaf's gradient goes through mutable_grad_data(), which owns
+            // where it lives.
             if (!x.is_leaf && x.grad.size() == 0) {
                 scale_by_upstream(G, dL, N, V, reduction);
                 x.grad = std::move(out.saved);
                 return;
             }
-            real* dx = x.grad_data();
+            real* dx = x.mutable_grad_data();
             if (reduction != Reduction::none)  // dx += dL · G
                 add_scaled(dx, dL[0], G, N * V);
             else  // dx_i += dL_i · G_i

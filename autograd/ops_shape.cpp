@@ -220,7 +220,7 @@ Tensor embedding(const Tensor& weight, const std::vector<int32_t>& ids, const Sh
             const auto& ids = out.saved_ints;
             for (size_t i = 0; i < ids.size(); ++i) {
                 if (ids[i] == padding_idx) continue;
-                real* row = table.grad_row_data(ids[i]);  // row ids[i] of dweight
+                real* row = table.mutable_grad_row_data(ids[i]);  // row ids[i] of dweight
                 for (int64_t j = 0; j < E; ++j) row[j] += g[i * E + j];
             }
         }))

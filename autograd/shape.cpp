@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "seqgrad/autograd/tensor.h"
+#include "seqgrad/autograd/error.h"
 
 namespace seqgrad {
 

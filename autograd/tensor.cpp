@@ -6,11 +6,10 @@
 #include <cstring>
 #include <unordered_set>
 
-#include "seqgrad/autograd/kernels/kernels.h"
-
 namespace seqgrad {
 namespace {
 thread_local bool g_grad_enabled = true;
+thread_local LeafGradientSink* g_leaf_gradient_sink = nullptr;
 }  // namespace
 
 bool grad_enabled() {
@@ -23,9 +22,17 @@ NoGradGuard::~NoGradGuard() {
     g_grad_enabled = previous_;
 }
 
-real* Node::grad_data() {
-    if (is_leaf)
-        if (real* elsewhere = kernels::leaf_grad_elsewhere(*this)) return elsewhere;
+LeafGradientSink* leaf_gradient_sink() {
+    return g_leaf_gradient_sink;
+}
+LeafGradientSink* install_leaf_gradient_sink(LeafGradientSink* sink) {
+    LeafGradientSink* previous = g_leaf_gradient_sink;
+    g_leaf_gradient_sink = sink;
+    return previous;
+}
+
+real* Node::mutable_grad_data() {
+    if (is_leaf && g_leaf_gradient_sink) return g_leaf_gradient_sink->leaf_grad(*this);
     if (grad.size() == 0) {
         grad = Buffer(numel());
         std::memset(grad.data(), 0, sizeof(real) * numel());
@@ -33,11 +40,10 @@ real* Node::grad_data() {
     return grad.data();
 }
 
-real* Node::grad_row_data(int64_t row) {
-    if (is_leaf)
-        if (real* elsewhere = kernels::leaf_grad_row_elsewhere(*this, row)) return elsewhere;
+real* Node::mutable_grad_row_data(int64_t row) {
+    if (is_leaf && g_leaf_gradient_sink) return g_leaf_gradient_sink->leaf_grad_row(*this, row);
     const int64_t rows = shape.rank() == 0 ? 1 : shape[0];
-    return grad_data() + row * (rows == 0 ? 0 : numel() / rows);
+    return mutable_grad_data() + row * (rows == 0 ? 0 : numel() / rows);
 }
 
 // ---- construction ----------------------------------------------------------------------------
@@ -109,7 +115,7 @@ const real* Tensor::grad_data() const {
     return has_grad() ? node().grad.data() : nullptr;
 }
 real* Tensor::mutable_grad_data() {
-    return node().grad_data();
+    return node().mutable_grad_data();
 }
 
 Tensor Tensor::grad() const {
@@ -207,7 +213,7 @@ void Tensor::backward(const Tensor& grad_output) {
         }
     }
 
-    real* seed = root.grad_data();
+    real* seed = root.mutable_grad_data();
     for (int64_t i = 0; i < root.numel(); ++i) seed[i] += grad_output.data()[i];
 
     // An extension may hold references to nodes of this graph until its node's backward (a

@@ -2,8 +2,10 @@
 # bench/ladder.sh — the performance ladder of docs/performance.md: training speed with the
 # optimisations switched on one at a time, from the reference build to everything on.
 #
-# Every rung is a switch in one documented place: SEQGRAD_DISABLE (autograd/kernels/switches.h), the
-# kernel build (-DSEQGRAD_KERNELS=reference|fast) or train_throughput's threads / --parallel.
+# Every rung is a switch in one documented place: SEQGRAD_DISABLE (autograd/kernels/switches.h:
+# the layers' fused ops and the kernels), train_throughput --ladder-off (the loss and decoder
+# forms of bench/ladder_model.h), the kernel build (-DSEQGRAD_KERNELS=reference|fast) or
+# train_throughput's threads / --parallel.
 # All rungs of a cell run alternately, round after round (bench/alternate.py), so a busy
 # machine slows them alike.
 #
@@ -32,22 +34,27 @@ while [[ $# -gt 0 ]]; do
 done
 arms="$(mktemp)"
 trap 'rm -f "$arms"' EXIT
-# The rungs, in order: each switches one more optimisation on (removes it from the list).
-model="fused_gru,fused_loss,fused_attention,real_tokens,one_projection,cached_keys,shrink_batch"
+# The rungs, in order: each switches one more optimisation on (removes it from its list).
+# Rungs 0-7 undo the model-level ones: the layers' fused ops through SEQGRAD_DISABLE, the loss and
+# decoder forms through --ladder-off (bench/ladder_model.h).
 fast="shared_steps,packed,small_m"
 off() {  # SEQGRAD_DISABLE=<the names given, comma-joined> (nothing when none)
   local list; list="$(IFS=,; echo "$*" | sed 's/,,*/,/g; s/^,//; s/,$//')"
   [[ -n "$list" ]] && echo "SEQGRAD_DISABLE=$list" || true
 }
+ladder_off() {  # --ladder-off <the rungs given, comma-joined>
+  local list; list="$(IFS=,; echo "$*")"
+  echo "--ladder-off $list"
+}
 cat > "$arms" <<ARMS
-0 reference build, every optimisation off | $reference | $(off $model buffer_pool) | threads=1
-1 + fused GRU cell | $reference | $(off fused_loss fused_attention real_tokens one_projection cached_keys shrink_batch buffer_pool) | threads=1
-2 + fused cross-entropy | $reference | $(off fused_attention real_tokens one_projection cached_keys shrink_batch buffer_pool) | threads=1
-3 + fused attention ops | $reference | $(off real_tokens one_projection cached_keys shrink_batch buffer_pool) | threads=1
-4 + loss over real tokens only | $reference | $(off one_projection cached_keys shrink_batch buffer_pool) | threads=1
-5 + one output projection after the recurrence | $reference | $(off cached_keys shrink_batch buffer_pool) | threads=1
-6 + cached attention keys | $reference | $(off shrink_batch buffer_pool) | threads=1
-7 + shrinking the batch (length-sorted rows) | $reference | $(off buffer_pool) | threads=1
+0 reference build, every optimisation off | $reference | $(off fused_gru fused_attention buffer_pool) | $(ladder_off fused_loss real_tokens one_projection cached_keys sort_by_length) threads=1
+1 + fused GRU cell | $reference | $(off fused_attention buffer_pool) | $(ladder_off fused_loss real_tokens one_projection cached_keys sort_by_length) threads=1
+2 + fused cross-entropy | $reference | $(off fused_attention buffer_pool) | $(ladder_off real_tokens one_projection cached_keys sort_by_length) threads=1
+3 + fused attention ops | $reference | $(off buffer_pool) | $(ladder_off real_tokens one_projection cached_keys sort_by_length) threads=1
+4 + loss over real tokens only | $reference | $(off buffer_pool) | $(ladder_off one_projection cached_keys sort_by_length) threads=1
+5 + one output projection after the recurrence | $reference | $(off buffer_pool) | $(ladder_off cached_keys sort_by_length) threads=1
+6 + cached attention keys | $reference | $(off buffer_pool) | $(ladder_off sort_by_length) threads=1
+7 + sorting by length (finished rows dropped) | $reference | $(off buffer_pool) | threads=1
 8 + fast build: SIMD row kernels, blocked Adam | $build | $(off $fast buffer_pool) | threads=1
 9 + one weight-gradient product over all steps | $build | $(off packed small_m buffer_pool) | threads=1
 10 + packed weights for thin products | $build | $(off small_m buffer_pool) | threads=1

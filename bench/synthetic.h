@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/cli/model_switches.h"
 #include "seqgrad/autograd/rng.h"
 #include "seqgrad/data/batching.h"
 #include "seqgrad/data/vocab.h"
@@ -39,6 +40,7 @@ inline ModelConfig model_config(const BenchConfig& b) {
     m.attention_size = b.A;
     m.attention = b.attention;
     m.cell = b.cell;
+    apply_switches(m, switches());  // SEQGRAD_DISABLE=fused_gru, fused_attention, ...
     return m;
 }
 

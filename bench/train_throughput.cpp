@@ -5,6 +5,9 @@
 // usage: train_throughput --config a|b|c|d|e [--cell gru|lstm|rnn] [--threads N] [--seconds S]
 //                         [--batch B] [--target-len L]   (fixed target length, for the
 //                         cost-growth table)
+//                         [--ladder-off NAME,...]   the model-level rungs of the performance
+//                         ladder to undo (bench/ladder_model.h: fused_loss, real_tokens,
+//                         one_projection, cached_keys, sort_by_length); one thread of our own
 #include <fmt/format.h>
 #include <chrono>
 
@@ -12,10 +15,11 @@
 
 #include "apps/cli/args.h"
 #include "bench_util.h"
+#include "ladder_model.h"
 #include "seqgrad/autograd/kernels/gemm.h"
 #include "seqgrad/autograd/kernels/parallel.h"
-#include "seqgrad/models/training/data_parallel.h"
 #include "seqgrad/models/model/seq2seq.h"
+#include "seqgrad/models/training/data_parallel.h"
 #include "seqgrad/optim/adam.h"
 #include "seqgrad/optim/clip.h"
 #include "synthetic.h"
@@ -24,7 +28,8 @@ using namespace seqgrad;
 
 int main(int argc, char** argv) {
     Args args(std::vector<std::string>(argv + 1, argv + argc),
-              {"config", "cell", "threads", "seconds", "batch", "target-len", "seed", "parallel"},
+              {"config", "cell", "threads", "seconds", "batch", "target-len", "seed", "parallel",
+               "ladder-off"},
               {});
     bench::BenchConfig c = bench::bench_config(args.get("config", "a"));
     c.cell = args.get("cell", "gru");
@@ -34,18 +39,23 @@ int main(int argc, char** argv) {
     const int target_len = args.get_int("target-len", 0);
     c.B = args.get_int("batch", c.B);
     // --parallel data (default with threads > 1): the batch's rows split over `threads` threads
-    // (models/training/data_parallel.h), each with 1-thread BLAS; --parallel blas: one thread of our own
-    // and `threads` BLAS threads.
+    // (models/training/data_parallel.h), each with 1-thread BLAS; --parallel blas: one thread of
+    // our own and `threads` BLAS threads.
     const std::string parallel_mode = args.get("parallel", threads > 1 ? "data" : "blas");
     if (parallel_mode != "data" && parallel_mode != "blas")
         throw std::runtime_error("--parallel must be 'data' or 'blas', got '" + parallel_mode +
                                  "'");
     const bool data_parallel = parallel_mode == "data" && threads > 1;
+    const std::string ladder_off = args.get("ladder-off", "");
+    const bench::LadderOptions ladder = bench::parse_ladder_off(ladder_off);
+    if (data_parallel && !ladder.all_on())
+        throw std::runtime_error("--ladder-off runs one thread of our own (--parallel blas)");
     set_blas_threads(threads);
     set_num_threads(threads);
 
     Rng rng(uint64_t(args.get_int("seed", 0)));
     Seq2Seq model(bench::model_config(c), c.Vs, c.Vt, rng);
+    const bench::LadderModel ladder_model(model, ladder);  // every rung on: model.forward_loss
     AdamOptions o;
     o.lr = 1e-3;
     Adam adam(model.named_parameters(), o);
@@ -75,7 +85,7 @@ int main(int argc, char** argv) {
         if (data_parallel) {
             parallel->forward_backward(model, batch, 1.0, 0.0, rng);
         } else {
-            LossOutput out = model.forward_loss(batch);
+            LossOutput out = ladder_model.forward_loss(batch);
             out.loss.backward();
         }
         phase_seconds[0] += lap(since);
@@ -107,6 +117,7 @@ int main(int argc, char** argv) {
         {"parallel", data_parallel ? "data" : "blas"},
         {"batch", c.B},
         {"target_len", target_len},
+        {"ladder_off", ladder_off},
         {"ms_per_step", t.median_ms},
         {"ms_per_step_mean", t.mean_ms},
         {"cpu_ms_per_step", t.cpu_median_ms},

@@ -6,17 +6,9 @@
 #include <string>
 
 #include "seqgrad/data/random.h"
+#include "seqgrad/data/vocab.h"
 
 namespace seqgrad {
-
-namespace {
-
-// The reserved ids (see data/vocab.h); repeated here so that batching needs no Vocab.
-constexpr int32_t kPad = 0;
-constexpr int32_t kSos = 1;
-constexpr int32_t kEos = 2;
-
-}  // namespace
 
 std::vector<uint8_t> sequence_mask(const std::vector<int32_t>& lengths, int max_len) {
     std::vector<uint8_t> mask(lengths.size() * static_cast<size_t>(max_len), 0);
@@ -45,15 +37,15 @@ Batch make_batch(const std::vector<EncodedPair>& examples, const std::vector<siz
     }
     const size_t B = indices.size(), S = static_cast<size_t>(batch.src_len),
                  T = static_cast<size_t>(batch.tgt_len);
-    batch.src_ids.assign(B * S, kPad);
-    batch.tgt_in.assign(B * T, kPad);
-    batch.tgt_out.assign(B * T, kPad);
+    batch.src_ids.assign(B * S, Vocab::PAD);
+    batch.tgt_in.assign(B * T, Vocab::PAD);
+    batch.tgt_out.assign(B * T, Vocab::PAD);
     for (size_t row = 0; row < B; ++row) {
         const EncodedPair& pair = examples[indices[row]];
         std::copy(pair.source.begin(), pair.source.end(), batch.src_ids.begin() + row * S);
         // Teacher forcing: the decoder reads the target shifted right by one, SOS in front.
         const size_t n = pair.target.size();
-        batch.tgt_in[row * T] = kSos;
+        batch.tgt_in[row * T] = Vocab::SOS;
         std::copy(pair.target.begin(), pair.target.end() - 1, batch.tgt_in.begin() + row * T + 1);
         std::copy(pair.target.begin(), pair.target.end(), batch.tgt_out.begin() + row * T);
         batch.src_lengths.push_back(static_cast<int32_t>(pair.source.size()));
@@ -112,7 +104,7 @@ Batcher::Batcher(std::vector<EncodedPair> examples, const BatchingOptions& optio
         if (pair.source.empty()) {
             throw std::invalid_argument("example " + std::to_string(i) + ": empty source");
         }
-        if (pair.target.empty() || pair.target.back() != kEos) {
+        if (pair.target.empty() || pair.target.back() != Vocab::EOS) {
             throw std::invalid_argument("example " + std::to_string(i) +
                                         ": target must end with EOS (id 2)");
         }

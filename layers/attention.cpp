@@ -137,11 +137,12 @@ Tensor additive_attention_scores_composed(const Tensor& query_projected,
 // ---- Bahdanau --------------------------------------------------------------------------------
 
 BahdanauAttention::BahdanauAttention(int64_t query_dim, int64_t key_dim, int64_t attn_dim, Rng& rng,
-                                     bool key_bias)
+                                     bool key_bias, bool fused)
     : Attention(query_dim, key_dim),
       W_q(query_dim, attn_dim, false, rng),
       W_k(key_dim, attn_dim, key_bias, rng),
-      v(attn_dim, 1, false, rng) {
+      v(attn_dim, 1, false, rng),
+      use_fused(fused) {
     register_module("W_q", W_q);
     register_module("W_k", W_k);
     register_module("v", v);
@@ -198,8 +199,8 @@ double BahdanauAttention::saturated_share(const Tensor& query, const Tensor& key
 // ---- Luong -----------------------------------------------------------------------------------
 
 LuongAttention::LuongAttention(LuongScore kind, int64_t query_dim, int64_t key_dim, Rng& rng,
-                               bool scaled, int64_t attn_dim)
-    : Attention(query_dim, key_dim), kind_(kind), scaled_(scaled) {
+                               bool scaled, int64_t attn_dim, bool fused)
+    : Attention(query_dim, key_dim), use_fused(fused), kind_(kind), scaled_(scaled) {
     switch (kind) {
         case LuongScore::dot:
             if (query_dim != key_dim)

@@ -43,7 +43,6 @@
 #include <memory>
 #include <vector>
 
-#include "seqgrad/autograd/kernels/switches.h"
 #include "seqgrad/layers/linear.h"
 #include "seqgrad/layers/module.h"
 
@@ -113,9 +112,10 @@ class BahdanauAttention : public Attention {
     // Sub-modules W_q = Linear(query_dim, attn_dim, no bias), W_k = Linear(key_dim, attn_dim),
     // v = Linear(attn_dim, 1, no bias): parameters "W_q.weight", "W_k.weight", "W_k.bias",
     // "v.weight", initialised in that order from `rng`. key_bias false drops W_k's bias
-    // (reference implementations differ on it).
+    // (reference implementations differ on it). fused: the fused score and context ops, or
+    // (false) their composed twins (use_fused).
     BahdanauAttention(int64_t query_dim, int64_t key_dim, int64_t attn_dim, Rng& rng,
-                      bool key_bias = true);
+                      bool key_bias = true, bool fused = true);
     BahdanauAttention(int64_t query_dim, int64_t key_dim, Rng& rng)
         : BahdanauAttention(query_dim, key_dim, 128, rng) {}
 
@@ -139,9 +139,9 @@ class BahdanauAttention : public Attention {
 
     Linear W_q, W_k, v;
     // Scores and context through the fused ops (autograd/fused_attention.h) or their composed
-    // twins (below): the same numbers, the composed ones are the textbook form. Off by default
-    // only under SEQGRAD_DISABLE=fused_attention (autograd/kernels/switches.h).
-    bool use_fused = switches().fused_attention;
+    // twins (below): the same numbers, the composed ones are the textbook form. Set by the
+    // constructor's `fused`.
+    bool use_fused;
 };
 
 // ---- Luong (multiplicative) attention --------------------------------------------------------
@@ -155,9 +155,10 @@ class LuongAttention : public Attention {
     // concat:  W = Linear(query_dim + key_dim, attn_dim, no bias), v = Linear(attn_dim, 1, no
     //          bias): "W.weight", "v.weight". W's columns [0, Dq) act on q, [Dq, Dq+Dk) on k, so
     //          project_keys computes the key half once.
-    // scaled divides dot and general scores by √query_dim (not allowed for concat).
+    // scaled divides dot and general scores by √query_dim (not allowed for concat). fused: the
+    // fused score and context ops, or (false) their composed twins (use_fused).
     LuongAttention(LuongScore kind, int64_t query_dim, int64_t key_dim, Rng& rng,
-                   bool scaled = false, int64_t attn_dim = 128);
+                   bool scaled = false, int64_t attn_dim = 128, bool fused = true);
 
     using Attention::forward;
     // dot: keys;  general: W_a keys [B, S, Dq];  concat: W_key keys [B, S, A]
@@ -174,7 +175,7 @@ class LuongAttention : public Attention {
     std::unique_ptr<Linear> W;    // concat only
     std::unique_ptr<Linear> v;    // concat only
     // Scores and context through the fused ops or their composed twins (as Bahdanau's).
-    bool use_fused = switches().fused_attention;
+    bool use_fused;
 
   private:
     int64_t projected_dim() const;

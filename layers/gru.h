@@ -16,8 +16,9 @@ namespace seqgrad {
 class GRUCell : public RecurrentCell {
   public:
     // Parameters "weight_ih" [3H, in], "weight_hh" [3H, H], "bias_ih" [3H], "bias_hh" [3H].
-    GRUCell(int64_t input_size, int64_t hidden_size, Rng& rng)
-        : RecurrentCell(CellType::gru, input_size, hidden_size, rng) {}
+    // fused: the fused cell op, or (false) its composed twin (use_fused).
+    GRUCell(int64_t input_size, int64_t hidden_size, Rng& rng, bool fused = true)
+        : RecurrentCell(CellType::gru, input_size, hidden_size, rng, fused) {}
 
     // x [B, in], h [B, H], step_mask [B] (optional: 1 = step, 0 = keep h) -> h' [B, H].
     // The fused cell: gi = linear(x, W_ih, b_ih), then the gru_cell op (or, with use_fused off,
@@ -32,10 +33,11 @@ class GRUCell : public RecurrentCell {
 // weight_ih_l{l}{_reverse} [3H, in_l], weight_hh_l{l}{_reverse} [3H, H], bias_ih_l..., bias_hh_l...
 class GRU : public Recurrent {
   public:
+    // fused: the fused cell ops, or (false) their composed twins (use_fused).
     GRU(int64_t input_size, int64_t hidden_size, int num_layers, bool bidirectional,
-        real dropout_between_layers, Rng& rng)
+        real dropout_between_layers, Rng& rng, bool fused = true)
         : Recurrent(CellType::gru, input_size, hidden_size, num_layers, bidirectional,
-                    dropout_between_layers, rng) {}
+                    dropout_between_layers, rng, fused) {}
 };
 
 using GRUOutput = RecurrentOutput;

@@ -17,16 +17,18 @@ namespace seqgrad {
 class LSTMCell : public RecurrentCell {
   public:
     // Parameters "weight_ih" [4H, in], "weight_hh" [4H, H], "bias_ih" [4H], "bias_hh" [4H].
-    LSTMCell(int64_t input_size, int64_t hidden_size, Rng& rng)
-        : RecurrentCell(CellType::lstm, input_size, hidden_size, rng) {}
+    // fused: the fused cell op, or (false) its composed twin (use_fused).
+    LSTMCell(int64_t input_size, int64_t hidden_size, Rng& rng, bool fused = true)
+        : RecurrentCell(CellType::lstm, input_size, hidden_size, rng, fused) {}
 };
 
 class LSTM : public Recurrent {
   public:
+    // fused: the fused cell ops, or (false) their composed twins (use_fused).
     LSTM(int64_t input_size, int64_t hidden_size, int num_layers, bool bidirectional,
-         real dropout_between_layers, Rng& rng)
+         real dropout_between_layers, Rng& rng, bool fused = true)
         : Recurrent(CellType::lstm, input_size, hidden_size, num_layers, bidirectional,
-                    dropout_between_layers, rng) {}
+                    dropout_between_layers, rng, fused) {}
 };
 
 }  // namespace seqgrad

@@ -4,15 +4,13 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <numeric>
-
 #include "seqgrad/autograd/fused_gru.h"
 #include "seqgrad/autograd/fused_lstm.h"
 #include "seqgrad/autograd/fused_rnn.h"
 #include "seqgrad/autograd/kernels/kernels.h"
 #include "seqgrad/autograd/ops.h"
 #include "seqgrad/layers/gru.h"
+#include "seqgrad/layers/length_order.h"
 #include "seqgrad/layers/lstm.h"
 #include "seqgrad/layers/rnn.h"
 
@@ -61,19 +59,6 @@ int64_t cell_gate_count(CellType type) {
 
 namespace {
 
-// The fused switch of each cell (SEQGRAD_DISABLE=fused_gru, ...)
-bool fused_by_default(CellType type) {
-    switch (type) {
-        case CellType::rnn:
-            return switches().fused_rnn;
-        case CellType::gru:
-            return switches().fused_gru;
-        case CellType::lstm:
-            return switches().fused_lstm;
-    }
-    return false;
-}
-
 // hc [2,B,H] (lstm_cell*'s result) -> (h = hc[0], c = hc[1]), both views of hc
 RecurrentState split_lstm_state(const Tensor& hc) {
     const int64_t B = hc.size(1), H = hc.size(2);
@@ -120,8 +105,9 @@ RecurrentState cell_step_fused(CellType type, const CellWeights& w, const Tensor
 
 // ---- RecurrentCell ---------------------------------------------------------------------------
 
-RecurrentCell::RecurrentCell(CellType type, int64_t input_size, int64_t hidden_size, Rng& rng)
-    : use_fused(fused_by_default(type)), type_(type) {
+RecurrentCell::RecurrentCell(CellType type, int64_t input_size, int64_t hidden_size, Rng& rng,
+                             bool fused)
+    : use_fused(fused), type_(type) {
     if (input_size < 1 || hidden_size < 1)
         throw Error(fmt::format("{}Cell: input_size {} and hidden_size {} must be >= 1",
                                 cell_layer_name(type), input_size, hidden_size));
@@ -159,14 +145,14 @@ RecurrentState RecurrentCell::step(const Tensor& x, const RecurrentState& state,
 }
 
 std::unique_ptr<RecurrentCell> make_cell(CellType type, int64_t input_size, int64_t hidden_size,
-                                         Rng& rng) {
+                                         Rng& rng, bool fused) {
     switch (type) {
         case CellType::rnn:
-            return std::make_unique<RNNCell>(input_size, hidden_size, rng);
+            return std::make_unique<RNNCell>(input_size, hidden_size, rng, fused);
         case CellType::gru:
-            return std::make_unique<GRUCell>(input_size, hidden_size, rng);
+            return std::make_unique<GRUCell>(input_size, hidden_size, rng, fused);
         case CellType::lstm:
-            return std::make_unique<LSTMCell>(input_size, hidden_size, rng);
+            return std::make_unique<LSTMCell>(input_size, hidden_size, rng, fused);
     }
     throw Error("make_cell: not a CellType");
 }
@@ -174,8 +160,8 @@ std::unique_ptr<RecurrentCell> make_cell(CellType type, int64_t input_size, int6
 // ---- Recurrent -------------------------------------------------------------------------------
 
 Recurrent::Recurrent(CellType type, int64_t input_size, int64_t hidden_size, int num_layers,
-                     bool bidirectional, real dropout_between_layers, Rng& rng)
-    : use_fused(fused_by_default(type)),
+                     bool bidirectional, real dropout_between_layers, Rng& rng, bool fused)
+    : use_fused(fused),
       type_(type),
       input_size_(input_size),
       hidden_size_(hidden_size),
@@ -259,18 +245,17 @@ void Recurrent::check_forward(const Tensor& inputs, const std::vector<int32_t>& 
 RecurrentOutput Recurrent::forward(const Tensor& inputs, const std::vector<int32_t>& lengths,
                                    const Tensor& h0, const Tensor& c0) const {
     check_forward(inputs, lengths, h0, c0);
+    // speed, not maths: the same loop on the rows sorted by decreasing length, whose finished
+    // rows the fused cell skips (layers/length_order.h)
+    if (use_fused && sort_by_length && !sorted_by_decreasing_length(lengths))
+        return run_in_length_order(
+            inputs, lengths, h0, c0,
+            [this](const Tensor& x, const std::vector<int32_t>& n, const Tensor& h,
+                   const Tensor& c) { return forward(x, n, h, c); });
+
     const int64_t H = hidden_size_, D = directions_, L = num_layers_;
     const int64_t B = inputs.size(0), T = inputs.size(1);
     const bool lstm = type_ == CellType::lstm;
-
-    // The fused cell computes only the rows before the first sequence that has ended (see
-    // autograd/fused_cell.h): with lengths in decreasing order the ended sequences are the
-    // tail of the batch at every step, so a step costs what its running sequences cost instead
-    // of what the longest one does (docs/performance.md, "shrinking the batch"). A batch in
-    // another order is sorted here — one row gather in, one per result out — and the results
-    // come back in the caller's order.
-    if (use_fused && sort_by_length && !std::is_sorted(lengths.rbegin(), lengths.rend()))
-        return forward_sorted_by_length(inputs, lengths, h0, c0);
 
     // mask_t [B]: undefined when every sequence runs at step t (no blend needed), and
     // `running[t]` = number of sequences still running (0: the step is skipped).
@@ -329,51 +314,19 @@ RecurrentOutput Recurrent::forward(const Tensor& inputs, const std::vector<int32
     return result;
 }
 
-// rows sorted by decreasing length (stable), forward, then every result back in row order
-RecurrentOutput Recurrent::forward_sorted_by_length(const Tensor& inputs,
-                                                    const std::vector<int32_t>& lengths,
-                                                    const Tensor& h0, const Tensor& c0) const {
-    const int64_t B = inputs.size(0), H = hidden_size_;
-    std::vector<int32_t> order(lengths.size()), back(lengths.size()), sorted_lengths;
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(),
-                     [&](int32_t a, int32_t b) { return lengths[size_t(a)] > lengths[size_t(b)]; });
-    for (size_t i = 0; i < order.size(); ++i) {
-        back[size_t(order[i])] = int32_t(i);  // row b of the batch is row back[b] of the sorted
-        sorted_lengths.push_back(lengths[size_t(order[i])]);
-    }
-    // [L*D, B, H]: the rows of every layer and direction's [B, H] picked by `rows`
-    auto gather_states = [&](const Tensor& states, const std::vector<int32_t>& rows) {
-        if (!states.defined()) return Tensor();
-        std::vector<Tensor> picked;
-        for (int64_t k = 0; k < states.size(0); ++k)
-            picked.push_back(gather_rows(reshape(slice(states, 0, k, k + 1), {B, H}), rows));
-        return stack(picked, 0);
-    };
-    RecurrentOutput sorted = forward(gather_rows(inputs, order), sorted_lengths,
-                                     gather_states(h0, order), gather_states(c0, order));
-    RecurrentOutput out;
-    out.outputs = gather_rows(sorted.outputs, back);
-    out.final_hidden = gather_states(sorted.final_hidden, back);
-    out.final_cell = gather_states(sorted.final_cell, back);
-    for (const Tensor& state : sorted.step_states)
-        out.step_states.push_back(gather_rows(state, back));
-    return out;
-}
-
 std::unique_ptr<Recurrent> make_recurrent(CellType type, int64_t input_size, int64_t hidden_size,
                                           int num_layers, bool bidirectional,
-                                          real dropout_between_layers, Rng& rng) {
+                                          real dropout_between_layers, Rng& rng, bool fused) {
     switch (type) {
         case CellType::rnn:
             return std::make_unique<RNN>(input_size, hidden_size, num_layers, bidirectional,
-                                         dropout_between_layers, rng);
+                                         dropout_between_layers, rng, fused);
         case CellType::gru:
             return std::make_unique<GRU>(input_size, hidden_size, num_layers, bidirectional,
-                                         dropout_between_layers, rng);
+                                         dropout_between_layers, rng, fused);
         case CellType::lstm:
             return std::make_unique<LSTM>(input_size, hidden_size, num_layers, bidirectional,
-                                          dropout_between_layers, rng);
+                                          dropout_between_layers, rng, fused);
     }
     throw Error("make_recurrent: not a CellType");
 }

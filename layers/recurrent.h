@@ -20,7 +20,6 @@
 #include <string>
 #include <vector>
 
-#include "seqgrad/autograd/kernels/switches.h"
 #include "seqgrad/layers/module.h"
 
 namespace seqgrad {
@@ -76,12 +75,14 @@ class RecurrentCell : public Module {
     CellWeights weights() const { return {weight_ih, weight_hh, bias_ih, bias_hh}; }
 
     Tensor weight_ih, weight_hh, bias_ih, bias_hh;
-    // true: the fused op; false: the composed twin. Off by default only under
-    // SEQGRAD_DISABLE=fused_gru / fused_lstm / fused_rnn (autograd/kernels/switches.h).
+    // true: the fused op (one graph node, a hand-written backward: what training runs); false:
+    // its composed twin (primitive ops: the textbook form). Same numbers. Set by the
+    // constructor's `fused`.
     bool use_fused;
 
   protected:
-    RecurrentCell(CellType type, int64_t input_size, int64_t hidden_size, Rng& rng);
+    RecurrentCell(CellType type, int64_t input_size, int64_t hidden_size, Rng& rng,
+                  bool fused = true);
     // "GRUCell(3 -> 4)", for errors
     std::string describe() const;
 
@@ -89,8 +90,9 @@ class RecurrentCell : public Module {
     CellType type_;
 };
 
+// fused: the fused cell op, or (false) its composed twin (RecurrentCell::use_fused)
 std::unique_ptr<RecurrentCell> make_cell(CellType type, int64_t input_size, int64_t hidden_size,
-                                         Rng& rng);
+                                         Rng& rng, bool fused = true);
 
 struct RecurrentOutput {
     Tensor outputs;       // [B, T, directions*H], zero past each sequence's length
@@ -103,7 +105,7 @@ struct RecurrentOutput {
     // length a state holds that sequence's carried state. Their gradients are only those of
     // the loss when the layer ran the rows in the given order: with sort_by_length on and
     // lengths not in decreasing order, the recurrence ran on sorted copies and these are
-    // gathered from them (right values, no gradient reaches them).
+    // gathered from them (right values, no gradient reaches them; layers/length_order.h).
     std::vector<Tensor> step_states;
 };
 
@@ -114,31 +116,32 @@ class Recurrent : public Module {
     // Layer l > 0 reads the previous layer's outputs (directions*H features). In training mode
     // dropout with probability dropout_between_layers is applied to every layer's outputs
     // except the last one's (as PyTorch does), drawing from `rng`, which must outlive the layer.
+    // fused: the fused cell ops, or (false) their composed twins (use_fused).
     // Parameters, for each layer l and direction (suffix "" or "_reverse"):
     //   weight_ih_l{l}{suffix} [G, in_l], weight_hh_l{l}{suffix} [G, H],
     //   bias_ih_l{l}{suffix} [G], bias_hh_l{l}{suffix} [G].
     Recurrent(CellType type, int64_t input_size, int64_t hidden_size, int num_layers,
-              bool bidirectional, real dropout_between_layers, Rng& rng);
+              bool bidirectional, real dropout_between_layers, Rng& rng, bool fused = true);
 
     // inputs [B, T, in] (batch first), lengths [B] each in 1..T, h0 [layers*directions, B, H]
     // (optional, zeros when undefined), c0 likewise (LSTM only). Positions t >= lengths[b]
     // never change sequence b's state; the reverse direction starts at each sequence's own last
-    // token. Any order of lengths works: the fused path runs the rows sorted by decreasing
-    // length, so that the finished sequences form the tail of the batch at every step and the
-    // cell skips their rows (as PyTorch's pack_padded_sequence does), and returns everything in
-    // the given order.
+    // token. Any order of lengths works (with sort_by_length, the fused path runs the rows
+    // sorted by decreasing length and returns everything in the given order).
     RecurrentOutput forward(const Tensor& inputs, const std::vector<int32_t>& lengths,
                             const Tensor& h0 = Tensor(), const Tensor& c0 = Tensor()) const;
 
     // true: input gates of all steps in one product, then the fused cell per step (training).
-    // false: the composed cell per step, to compare or study; same numbers.
-    // Off by default only under SEQGRAD_DISABLE=fused_gru / fused_lstm / fused_rnn.
+    // false: the composed cell per step, to compare or study; same numbers. Set by the
+    // constructor's `fused`.
     bool use_fused;
-    // true (fused path): rows run sorted by decreasing length (see forward); false: in the given
-    // order, every step on every row, so that step_states are the recurrence's own tensors
-    // (what gradient-flow studies need: apps/studies/gradflow.cpp turns this off while it measures).
-    // Off by default only under SEQGRAD_DISABLE=shrink_batch.
-    bool sort_by_length = switches().shrink_batch;
+    // Speed, not maths. true (fused path): the rows run sorted by decreasing length, so that
+    // the finished sequences form the tail of the batch at every step and the fused cell skips
+    // their rows, as PyTorch's pack_padded_sequence does (layers/length_order.h). false: in the
+    // given order, every step on every row, so that step_states are the recurrence's own
+    // tensors (what gradient-flow studies need: apps/studies/gradflow.cpp turns this off while
+    // it measures; the performance ladder turns it off to measure what it buys).
+    bool sort_by_length = true;
 
     using Weights = CellWeights;
     const Weights& weights(int layer, int direction) const;
@@ -150,9 +153,6 @@ class Recurrent : public Module {
     int num_directions() const { return directions_; }
 
   private:
-    RecurrentOutput forward_sorted_by_length(const Tensor& inputs,
-                                             const std::vector<int32_t>& lengths, const Tensor& h0,
-                                             const Tensor& c0) const;
     // Errors naming the layer and the shapes for inputs forward cannot run
     void check_forward(const Tensor& inputs, const std::vector<int32_t>& lengths, const Tensor& h0,
                        const Tensor& c0) const;
@@ -169,6 +169,6 @@ class Recurrent : public Module {
 
 std::unique_ptr<Recurrent> make_recurrent(CellType type, int64_t input_size, int64_t hidden_size,
                                           int num_layers, bool bidirectional,
-                                          real dropout_between_layers, Rng& rng);
+                                          real dropout_between_layers, Rng& rng, bool fused = true);
 
 }  // namespace seqgrad

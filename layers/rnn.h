@@ -16,16 +16,18 @@ namespace seqgrad {
 class RNNCell : public RecurrentCell {
   public:
     // Parameters "weight_ih" [H, in], "weight_hh" [H, H], "bias_ih" [H], "bias_hh" [H].
-    RNNCell(int64_t input_size, int64_t hidden_size, Rng& rng)
-        : RecurrentCell(CellType::rnn, input_size, hidden_size, rng) {}
+    // fused: the fused cell op, or (false) its composed twin (use_fused).
+    RNNCell(int64_t input_size, int64_t hidden_size, Rng& rng, bool fused = true)
+        : RecurrentCell(CellType::rnn, input_size, hidden_size, rng, fused) {}
 };
 
 class RNN : public Recurrent {
   public:
+    // fused: the fused cell ops, or (false) their composed twins (use_fused).
     RNN(int64_t input_size, int64_t hidden_size, int num_layers, bool bidirectional,
-        real dropout_between_layers, Rng& rng)
+        real dropout_between_layers, Rng& rng, bool fused = true)
         : Recurrent(CellType::rnn, input_size, hidden_size, num_layers, bidirectional,
-                    dropout_between_layers, rng) {}
+                    dropout_between_layers, rng, fused) {}
 };
 
 }  // namespace seqgrad

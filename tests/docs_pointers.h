@@ -181,8 +181,9 @@ inline std::vector<DocProblem> check_doc_pointers(const std::string& page, const
     const fs::path page_dir = fs::path(page).parent_path();
     static const std::regex link_re(R"(\]\(([^)\s]+)\))");
     static const std::regex config_key_re(R"(^(data|model|train|decode|output)\.([a-z_0-9]+)$)");
-    const std::string config_source =
-        fs::exists(root / "models/run/config.cpp") ? read_text_file(root / "models/run/config.cpp") : "";
+    const std::string config_source = fs::exists(root / "models/run/config.cpp")
+                                          ? read_text_file(root / "models/run/config.cpp")
+                                          : "";
 
     std::istringstream lines(text);
     std::string line;
@@ -294,6 +295,46 @@ inline std::vector<DocProblem> check_doc_pointers(const std::string& page, const
             } else if (is_distinctive_name(s) && !code.code_has_name(name)) {
                 problem("`" + s + "` occurs nowhere in the code");
             }
+        }
+    }
+    return problems;
+}
+
+// Absolute paths of some machine — a developer's worktree, a temporary folder, a home folder —
+// in a page of the project (code blocks included): they are true on one machine only. A page
+// names paths relative to the repository, or a placeholder (RUN_DIR, BUILD_DIR). System paths
+// such as /usr/include are not looked for. One problem per path, naming it.
+inline std::vector<DocProblem> find_machine_paths(const std::string& page,
+                                                  const std::string& text) {
+    static const std::vector<std::string> roots = {"/work",  "/tmp", "/home",    "/root",
+                                                   "/Users", "/mnt", "/scratch", "/var/tmp"};
+    auto is_word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+    std::vector<DocProblem> problems;
+    std::istringstream lines(text);
+    std::string line;
+    for (int number = 1; std::getline(lines, line); ++number) {
+        std::vector<size_t> starts;  // where a path of some machine starts on this line
+        for (const std::string& root : roots)
+            for (size_t at = line.find(root); at != std::string::npos;
+                 at = line.find(root, at + 1)) {
+                const char before = at == 0 ? ' ' : line[at - 1];
+                const size_t end = at + root.size();
+                const char after = end < line.size() ? line[end] : ' ';
+                // not the tail of a longer path or word (configs/tmp, https://x.org/home/,
+                // ~/work), and not a longer name (/tmpfs, /workspace)
+                if (is_word(before) || std::string("./~-:").find(before) != std::string::npos)
+                    continue;
+                if (is_word(after) || after == '-' || after == '.') continue;
+                starts.push_back(at);
+            }
+        std::sort(starts.begin(), starts.end());
+        starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
+        for (size_t at : starts) {
+            const size_t end = line.find_first_of(" \t`'\"()[]<>,;|", at);
+            const std::string path = line.substr(at, end == std::string::npos ? end : end - at);
+            problems.push_back({page, number,
+                                "absolute path of a machine `" + path +
+                                    "`: name it relative to the repository, or by a placeholder"});
         }
     }
     return problems;

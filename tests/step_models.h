@@ -15,10 +15,10 @@
 
 namespace seqgrad::testing {
 
-inline constexpr int32_t PAD = ReservedTokenIds::PAD;
-inline constexpr int32_t SOS = ReservedTokenIds::SOS;
-inline constexpr int32_t EOS = ReservedTokenIds::EOS;
-inline constexpr int32_t UNK = ReservedTokenIds::UNK;
+inline constexpr int32_t PAD = Vocab::PAD;
+inline constexpr int32_t SOS = Vocab::SOS;
+inline constexpr int32_t EOS = Vocab::EOS;
+inline constexpr int32_t UNK = Vocab::UNK;
 inline constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // h' = tanh(h W + E[previous token]); log p = log_softmax(h' O + bias);

@@ -4,15 +4,15 @@
 #include <fmt/ranges.h>
 
 #include "apps/cli/args.h"
-#include "apps/studies/attention_report.h"
 #include "apps/cli/commands.h"
-#include "apps/plot/plot.h"
 #include "apps/cli/run_args.h"
+#include "apps/plot/plot.h"
+#include "apps/studies/attention_report.h"
 #include "seqgrad/autograd/tensor.h"
 #include "seqgrad/data/file_io.h"
 #include "seqgrad/data/utf8.h"
-#include "seqgrad/models/run/run.h"
 #include "seqgrad/models/decoding/translator.h"
+#include "seqgrad/models/run/run.h"
 
 namespace seqgrad {
 namespace {
@@ -44,6 +44,41 @@ options:
                     mean of its subwords' rows (rows still sum to 1). Without it the rows and
                     columns are the subword tokens the model read and wrote, with their marks.
 )";
+
+// The matrix to show: its rows (output tokens) and columns (input tokens) labelled, the weights
+// as doubles, the subwords merged into words with --words; and the input tokens the model did not
+// know.
+struct LabelledAttention {
+    std::vector<std::string> source_labels, output_labels;
+    std::vector<std::vector<double>> weights;
+    std::vector<std::string> unknown;
+};
+
+LabelledAttention labelled_attention(const LoadedRun& run, const Translation& t, bool words) {
+    const Hypothesis& best = t.nbest.at(0);
+    LabelledAttention a;
+    // Input labels: the tokens the model saw; ones outside its vocabulary were read as <unk>.
+    for (size_t s = 0; s < t.source_tokens.size(); ++s) {
+        const std::string& token = t.source_tokens[s];
+        const bool is_eos = s + 1 == t.source_tokens.size();
+        if (!is_eos && !run.task.source_vocab.contains(token)) {
+            a.unknown.push_back(display_token(token));
+            a.source_labels.push_back("<unk:" + token + ">");
+        } else {
+            a.source_labels.push_back(token);
+        }
+    }
+    for (int32_t id : best.tokens) a.output_labels.push_back(run.task.target_vocab.token(id));
+    for (const std::vector<float>& row : best.attention)
+        a.weights.emplace_back(row.begin(), row.end());
+    if (words) {
+        WordAttention merged = merge_subword_attention(a.source_labels, a.output_labels, a.weights);
+        a.source_labels = std::move(merged.source_words);
+        a.output_labels = std::move(merged.output_words);
+        a.weights = std::move(merged.weights);
+    }
+    return a;
+}
 
 }  // namespace
 
@@ -83,30 +118,8 @@ int cmd_attention(const Argv& argv) {
         throw Error(fmt::format("the decoder returned {} attention rows for {} output tokens",
                                 best.attention.size(), best.tokens.size()));
 
-    // Input labels: the tokens the model saw; ones outside its vocabulary were read as <unk>.
-    std::vector<std::string> source_labels, unknown;
-    for (size_t s = 0; s < t.source_tokens.size(); ++s) {
-        const std::string& token = t.source_tokens[s];
-        const bool is_eos = s + 1 == t.source_tokens.size();
-        if (!is_eos && !run.task.source_vocab.contains(token)) {
-            unknown.push_back(display_token(token));
-            source_labels.push_back("<unk:" + token + ">");
-        } else {
-            source_labels.push_back(token);
-        }
-    }
-    std::vector<std::string> output_labels;
-    for (int32_t id : best.tokens) output_labels.push_back(run.task.target_vocab.token(id));
-    std::vector<std::vector<double>> weights;
-    for (const std::vector<float>& row : best.attention)
-        weights.emplace_back(row.begin(), row.end());
-
-    if (args.has("words")) {
-        WordAttention merged = merge_subword_attention(source_labels, output_labels, weights);
-        source_labels = std::move(merged.source_words);
-        output_labels = std::move(merged.output_words);
-        weights = std::move(merged.weights);
-    }
+    auto [source_labels, output_labels, weights, unknown] =
+        labelled_attention(run, t, args.has("words"));
 
     fmt::print("input:  {}\n", sentence);
     fmt::print("output: {}{}\n", t.text,

@@ -9,6 +9,7 @@
 
 #include "apps/cli/args.h"
 #include "apps/cli/commands.h"
+#include "apps/cli/model_switches.h"
 #include "apps/plot/plot.h"
 #include "seqgrad/autograd/tensor.h"
 #include "seqgrad/data/file_io.h"
@@ -153,6 +154,7 @@ int cmd_train(const Argv& argv) {
         if (comm->is_root()) fmt::print(stderr, "seqgrad train: error: {}\n", e.what());
         return 1;
     }
+    apply_switches(config.model, switches());  // SEQGRAD_DISABLE=fused_gru, ...
     options.on_validation = write_loss_plot;
     std::signal(SIGINT, on_sigint);
     std::signal(SIGTERM, on_sigint);  // mpirun turns Ctrl-C into SIGTERM for its processes

@@ -10,14 +10,14 @@
 
 #include "apps/cli/args.h"
 #include "apps/cli/commands.h"
-#include "apps/plot/plot.h"
 #include "apps/cli/run_args.h"
+#include "apps/plot/plot.h"
 #include "seqgrad/autograd/tensor.h"
 #include "seqgrad/data/file_io.h"
 #include "seqgrad/data/text.h"
 #include "seqgrad/data/utf8.h"
-#include "seqgrad/models/run/run.h"
 #include "seqgrad/models/decoding/translator.h"
+#include "seqgrad/models/run/run.h"
 
 namespace seqgrad {
 namespace {
@@ -141,6 +141,61 @@ std::vector<std::string> read_utf8_lines(std::istream& in, const std::string& na
     return lines;
 }
 
+namespace {
+
+// The decoding options: the run's, then the command line's (--beam, --alpha, --nbest, ...).
+DecodeOptions translate_options(const Args& args, const LoadedRun& run, int nbest) {
+    if (nbest < 1) throw Error(fmt::format("--nbest: expected N >= 1, got {}", nbest));
+    DecodeOptions options = decode_options_from_args(
+        args, run, std::max(decode_options_from(run.config.decode).beam_size, nbest));
+    if (nbest > options.beam_size)
+        throw Error(fmt::format("--nbest {} needs a beam at least as wide (--beam {})", nbest,
+                                options.beam_size));
+    options.nbest = nbest;
+    options.alpha = args.get_double("alpha", options.alpha);
+    options.max_length = args.get_int("max-length", options.max_length);
+    if (options.max_length < 1)
+        throw Error(fmt::format("--max-length: expected L >= 1, got {}", options.max_length));
+    options.keep_attention = false;  // not printed; saves memory on long inputs
+    return options;
+}
+
+// --trace and --prefix.
+TranslateRequest translate_request(const Args& args, const LoadedRun& run) {
+    TranslateRequest request;
+    request.trace = args.has("trace");
+    if (args.has("prefix")) {
+        const std::string prefix = args.get("prefix");
+        if (size_t at = find_invalid_utf8(prefix); at != std::string::npos)
+            throw Error(fmt::format("--prefix: not valid UTF-8 (byte {})", at + 1));
+        request.forced_prefix =
+            run.task.target_vocab.encode(run.task.pipeline.tokens(prefix), /*add_eos=*/false);
+        if (request.forced_prefix.empty())
+            throw Error("--prefix: the prefix is empty after normalisation");
+    }
+    return request;
+}
+
+// Interactive: translate each line of the terminal as soon as it is typed; an error is reported
+// for its line and the next line is read.
+void translate_interactively(const LoadedRun& run, const DecodeOptions& options, int nbest,
+                             bool tokens, TranslateRequest& request) {
+    std::string line;
+    for (size_t number = 1; std::getline(std::cin, line); ++number) {
+        std::istringstream one(line);
+        std::vector<std::string> lines = read_utf8_lines(one, "stdin");
+        if (lines.empty()) lines.push_back("");
+        try {
+            print_translations(run, options, lines, nbest, tokens, std::cout, request);
+        } catch (const std::exception& e) {
+            fmt::print(stderr, "line {}: {}\n", number, e.what());
+        }
+        std::cout.flush();
+    }
+}
+
+}  // namespace
+
 int cmd_translate(const Argv& argv) {
     Args args(argv,
               {"input", "beam", "alpha", "nbest", "max-length", "checkpoint", "prefix", "trace"},
@@ -155,31 +210,9 @@ int cmd_translate(const Argv& argv) {
     }
     LoadedRun run = load_run_from_args(args, args.positional()[0]);
     const int nbest = args.get_int("nbest", 1);
-    if (nbest < 1) throw Error(fmt::format("--nbest: expected N >= 1, got {}", nbest));
-    DecodeOptions options = decode_options_from_args(
-        args, run, std::max(decode_options_from(run.config.decode).beam_size, nbest));
-    if (nbest > options.beam_size)
-        throw Error(fmt::format("--nbest {} needs a beam at least as wide (--beam {})", nbest,
-                                options.beam_size));
-    options.nbest = nbest;
-    options.alpha = args.get_double("alpha", options.alpha);
-    options.max_length = args.get_int("max-length", options.max_length);
-    if (options.max_length < 1)
-        throw Error(fmt::format("--max-length: expected L >= 1, got {}", options.max_length));
-    options.keep_attention = false;  // not printed; saves memory on long inputs
-
+    const DecodeOptions options = translate_options(args, run, nbest);
     const bool tokens = args.has("tokens");
-    TranslateRequest request;
-    request.trace = args.has("trace");
-    if (args.has("prefix")) {
-        const std::string prefix = args.get("prefix");
-        if (size_t at = find_invalid_utf8(prefix); at != std::string::npos)
-            throw Error(fmt::format("--prefix: not valid UTF-8 (byte {})", at + 1));
-        request.forced_prefix =
-            run.task.target_vocab.encode(run.task.pipeline.tokens(prefix), /*add_eos=*/false);
-        if (request.forced_prefix.empty())
-            throw Error("--prefix: the prefix is empty after normalisation");
-    }
+    TranslateRequest request = translate_request(args, run);
     auto write_trace = [&] {
         if (!request.trace) return;
         std::string contents;
@@ -199,19 +232,7 @@ int cmd_translate(const Argv& argv) {
     const std::string name = from_file ? args.get("input") : "stdin";
 
     if (!from_file && isatty(STDIN_FILENO)) {
-        // Interactive: translate each line as soon as it is typed.
-        std::string line;
-        for (size_t number = 1; std::getline(std::cin, line); ++number) {
-            std::istringstream one(line);
-            std::vector<std::string> lines = read_utf8_lines(one, name);
-            if (lines.empty()) lines.push_back("");
-            try {
-                print_translations(run, options, lines, nbest, tokens, std::cout, request);
-            } catch (const std::exception& e) {
-                fmt::print(stderr, "line {}: {}\n", number, e.what());
-            }
-            std::cout.flush();
-        }
+        translate_interactively(run, options, nbest, tokens, request);
         write_trace();
         return 0;
     }

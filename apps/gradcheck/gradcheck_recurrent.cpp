@@ -1,5 +1,6 @@
 // The recurrent entries of the `seqgrad gradcheck` suite: the cells' ops and the layers, for
-// every cell type (RNN, GRU, LSTM), fused and composed. Patterns: apps/gradcheck/gradcheck_registry.h.
+// every cell type (RNN, GRU, LSTM), fused and composed. Patterns:
+// apps/gradcheck/gradcheck_registry.h.
 #include <fmt/format.h>
 
 #include "apps/gradcheck/gradcheck_registry.h"
@@ -31,10 +32,8 @@ Tensor flat(const Tensor& t) {
     return reshape(t, {-1});
 }
 
-}  // namespace
-
-void add_recurrent_ops(Registry& r) {
-    // GRU cell; the step mask keeps row 1's state.
+// GRU cell; the step mask keeps row 1's state.
+void add_gru_ops(Registry& r) {
     r.add(
         "op", "gru_cell (fused) with a step mask",
         [](const Inputs& x) {
@@ -60,9 +59,11 @@ void add_recurrent_ops(Registry& r) {
             return Inputs{random({2, 3, 9}, 46), random({2, 3}, 47), random({9, 3}, 48, -1.5, 1.5),
                           random({9}, 49)};
         });
+}
 
-    // LSTM cell (inputs x, h, c, W_ih, W_hh, b_ih, b_hh); the step mask {1, 1, 0} makes the
-    // finished row the tail the fused cell skips.
+// LSTM cell (inputs x, h, c, W_ih, W_hh, b_ih, b_hh); the step mask {1, 1, 0} makes the
+// finished row the tail the fused cell skips.
+void add_lstm_ops(Registry& r) {
     r.add(
         "op", "lstm_cell (fused) with a step mask",
         [](const Inputs& x) {
@@ -89,8 +90,10 @@ void add_recurrent_ops(Registry& r) {
             return Inputs{random({2, 3, 12}, 46), random({2, 3}, 47), random({2, 3}, 38),
                           random({12, 3}, 48, -1.5, 1.5), random({12}, 49)};
         });
+}
 
-    // Elman RNN cell (inputs x, h, W_ih, W_hh, b_ih, b_hh)
+// Elman RNN cell (inputs x, h, W_ih, W_hh, b_ih, b_hh)
+void add_rnn_ops(Registry& r) {
     r.add(
         "op", "rnn_cell (fused) with a step mask",
         [](const Inputs& x) {
@@ -115,7 +118,14 @@ void add_recurrent_ops(Registry& r) {
             return Inputs{random({2, 3, 3}, 46), random({2, 3}, 47), random({3, 3}, 48, -1.5, 1.5),
                           random({3}, 49)};
         });
+}
 
+}  // namespace
+
+void add_recurrent_ops(Registry& r) {
+    add_gru_ops(r);
+    add_lstm_ops(r);
+    add_rnn_ops(r);
     r.add(
         "op", "gather_step_states (bidirectional, lengths {3,1})",
         [](const Inputs& x) {

@@ -9,9 +9,9 @@
 #include <memory>
 #include <tuple>
 
+#include "apps/plot/plot.h"
 #include "apps/studies/gradflow_longrange.h"
 #include "apps/studies/longrange_tasks.h"
-#include "apps/plot/plot.h"
 #include "seqgrad/autograd/ops.h"
 #include "seqgrad/data/dates.h"
 #include "seqgrad/data/file_io.h"
@@ -390,7 +390,9 @@ std::vector<int> range(int n) {
 
 }  // namespace
 
-GradflowReport run_gradflow(const GradflowOptions& o) {
+namespace {
+
+void check_gradflow_options(const GradflowOptions& o) {
     if (o.lengths.empty()) throw Error("gradflow: no source lengths (--lengths)");
     for (int L : o.lengths)
         if (L < 2) throw Error(fmt::format("gradflow: source length {} must be >= 2", L));
@@ -401,6 +403,83 @@ GradflowReport run_gradflow(const GradflowOptions& o) {
         throw Error(fmt::format(
             "gradflow: --task '{}': expected copy, reverse, dates, text, adding or copy_memory",
             o.task));
+}
+
+// Fresh models, one per cell × attention kind, each initialised with seeds seed, seed+1, ...
+void study_fresh_models(const GradflowOptions& o, Study& study, const DataSource& synthetic,
+                        const std::vector<SentencePair>& dates) {
+    Task dates_task;
+    int64_t source_vocab = Vocab::num_special + o.symbols, target_vocab = source_vocab;
+    DataSource data = synthetic;
+    if (o.task == "text") throw Error("gradflow: --task text needs a TSV run (--run RUN_DIR)");
+    if (o.task == "dates") {
+        Config config;  // vocabularies from generated dates, as `seqgrad train` builds them
+        config.data.task = "dates";
+        config.data.dates_train = 5000;
+        config.data.dates_valid = 100;
+        config.data.dates_test = 100;
+        dates_task = prepare_task(config, /*quiet=*/true);
+        source_vocab = int64_t(dates_task.source_vocab.size());
+        target_vocab = int64_t(dates_task.target_vocab.size());
+        data.text_task = &dates_task;
+        data.pool = dates;
+    }
+    // one model per cell × attention; named by the attention alone when the cell is the
+    // default GRU (as before --cells existed), "cell+attention" otherwise
+    const bool gru_only = o.cells == std::vector<std::string>{"gru"};
+    size_t k = 0;
+    for (const std::string& cell : o.cells)
+        for (const std::string& attention : o.models) {
+            const std::string name = gru_only ? attention : cell + "+" + attention;
+            for (int s = 0; s < o.seeds; ++s) {
+                ModelConfig config = o.model;
+                config.attention = attention;
+                config.cell = cell;
+                Rng rng(o.seed + uint64_t(s));
+                Seq2Seq model(config, source_vocab, target_vocab, rng);
+                study.study(k, name, "fresh", s, model, data, {s});
+            }
+            k++;
+        }
+}
+
+// Trained runs: one model each; the seeds average over data batches.
+void study_trained_runs(const GradflowOptions& o, Study& study, const DataSource& synthetic,
+                        const std::vector<SentencePair>& dates) {
+    for (size_t k = 0; k < o.run_dirs.size(); ++k) {
+        const std::string& dir = o.run_dirs[k];
+        LoadedRun run = load_run(dir, "best", /*load_data=*/o.task == "text");
+        // named by its attention kind, plus its directory when two runs share the kind
+        std::string name = run.config.model.attention;
+        for (size_t j = 0; j < o.run_dirs.size(); ++j)
+            if (j != k && Config::load(o.run_dirs[j] + "/config.json").model.attention == name) {
+                std::filesystem::path p = std::filesystem::path(dir).lexically_normal();
+                if (p.filename().empty()) p = p.parent_path();
+                name += " (" + p.filename().string() + ")";
+                break;
+            }
+        DataSource data = synthetic;
+        const int64_t vs = int64_t(run.task.source_vocab.size());
+        const int64_t vt = int64_t(run.task.target_vocab.size());
+        if (o.task == "dates" || o.task == "text") {
+            if (o.task == "dates" && !run.task.is_dates())
+                throw Error(
+                    fmt::format("gradflow: {} was not trained on dates (use --task text)", dir));
+            data.text_task = &run.task;
+            data.pool = o.task == "dates" ? dates : run.task.valid;
+        } else if (o.symbols > int(std::min(vs, vt)) - Vocab::num_special) {
+            throw Error(fmt::format(
+                "gradflow: --symbols {} is more than {}'s vocabularies hold ({} and {} ids)",
+                o.symbols, dir, vs, vt));
+        }
+        study.study(k, name, "run", 0, *run.model, data, range(o.seeds));
+    }
+}
+
+}  // namespace
+
+GradflowReport run_gradflow(const GradflowOptions& o) {
+    check_gradflow_options(o);
     GradflowReport report;
     if (is_long_range_task(o.task)) {
         if (!o.run_dirs.empty())
@@ -416,326 +495,12 @@ GradflowReport run_gradflow(const GradflowOptions& o) {
     // dates: the same generated pairs for every model, whatever its vocabularies
     const std::vector<SentencePair> dates =
         o.task == "dates" ? make_date_splits(5000, 0, 0, 11).train : std::vector<SentencePair>{};
-
-    if (o.run_dirs.empty()) {
-        // Fresh models, one per attention kind, each initialised with seeds seed, seed+1, ...
-        Task dates_task;
-        int64_t source_vocab = Vocab::num_special + o.symbols, target_vocab = source_vocab;
-        DataSource data = synthetic;
-        if (o.task == "text") throw Error("gradflow: --task text needs a TSV run (--run RUN_DIR)");
-        if (o.task == "dates") {
-            Config config;  // vocabularies from generated dates, as `seqgrad train` builds them
-            config.data.task = "dates";
-            config.data.dates_train = 5000;
-            config.data.dates_valid = 100;
-            config.data.dates_test = 100;
-            dates_task = prepare_task(config, /*quiet=*/true);
-            source_vocab = int64_t(dates_task.source_vocab.size());
-            target_vocab = int64_t(dates_task.target_vocab.size());
-            data.text_task = &dates_task;
-            data.pool = dates;
-        }
-        // one model per cell × attention; named by the attention alone when the cell is the
-        // default GRU (as before --cells existed), "cell+attention" otherwise
-        const bool gru_only = o.cells == std::vector<std::string>{"gru"};
-        size_t k = 0;
-        for (const std::string& cell : o.cells)
-            for (const std::string& attention : o.models) {
-                const std::string name = gru_only ? attention : cell + "+" + attention;
-                for (int s = 0; s < o.seeds; ++s) {
-                    ModelConfig config = o.model;
-                    config.attention = attention;
-                    config.cell = cell;
-                    Rng rng(o.seed + uint64_t(s));
-                    Seq2Seq model(config, source_vocab, target_vocab, rng);
-                    study.study(k, name, "fresh", s, model, data, {s});
-                }
-                k++;
-            }
-    } else {
-        // Trained runs: one model each; the seeds average over data batches.
-        for (size_t k = 0; k < o.run_dirs.size(); ++k) {
-            const std::string& dir = o.run_dirs[k];
-            LoadedRun run = load_run(dir, "best", /*load_data=*/o.task == "text");
-            // named by its attention kind, plus its directory when two runs share the kind
-            std::string name = run.config.model.attention;
-            for (size_t j = 0; j < o.run_dirs.size(); ++j)
-                if (j != k &&
-                    Config::load(o.run_dirs[j] + "/config.json").model.attention == name) {
-                    std::filesystem::path p = std::filesystem::path(dir).lexically_normal();
-                    if (p.filename().empty()) p = p.parent_path();
-                    name += " (" + p.filename().string() + ")";
-                    break;
-                }
-            DataSource data = synthetic;
-            const int64_t vs = int64_t(run.task.source_vocab.size());
-            const int64_t vt = int64_t(run.task.target_vocab.size());
-            if (o.task == "dates" || o.task == "text") {
-                if (o.task == "dates" && !run.task.is_dates())
-                    throw Error(fmt::format(
-                        "gradflow: {} was not trained on dates (use --task text)", dir));
-                data.text_task = &run.task;
-                data.pool = o.task == "dates" ? dates : run.task.valid;
-            } else if (o.symbols > int(std::min(vs, vt)) - Vocab::num_special) {
-                throw Error(fmt::format(
-                    "gradflow: --symbols {} is more than {}'s vocabularies hold ({} and {} ids)",
-                    o.symbols, dir, vs, vt));
-            }
-            study.study(k, name, "run", 0, *run.model, data, range(o.seeds));
-        }
-    }
+    if (o.run_dirs.empty())
+        study_fresh_models(o, study, synthetic, dates);
+    else
+        study_trained_runs(o, study, synthetic, dates);
     study.finish();
     return report;
-}
-
-// ---- outputs ---------------------------------------------------------------------------------
-
-namespace {
-
-std::string number(double x) {
-    return std::isfinite(x) ? fmt::format("{:.6g}", x) : "";
-}
-
-// For plot titles: "fresh models", "trained runs", "after 150 training steps", ...
-std::string stage_label(const std::string& stage, int train_steps) {
-    if (stage == "fresh") return "fresh models";
-    if (stage == "run") return "trained runs";
-    if (stage == "trained") return fmt::format("after {} training steps", train_steps);
-    if (stage.rfind("step", 0) == 0) return fmt::format("after {} training steps", stage.substr(4));
-    return stage;
-}
-
-std::vector<std::string> stages_of(const GradflowReport& report) {
-    std::vector<std::string> stages;
-    for (const FlowCurve& c : report.curves)
-        if (std::find(stages.begin(), stages.end(), c.stage) == stages.end())
-            stages.push_back(c.stage);
-    return stages;
-}
-
-// training.csv and the plots of the training phase.
-template <class Write>
-void write_training_outputs(const GradflowReport& report, const GradflowOptions& o, Write& write) {
-    std::vector<std::vector<std::string>> rows;
-    for (const TrainRecord& r : report.training)
-        rows.push_back({r.model, std::to_string(r.seed), std::to_string(r.step),
-                        std::to_string(r.length), number(r.loss), number(r.groups.encoder),
-                        number(r.groups.attention), number(r.groups.decoder),
-                        number(r.groups.output), number(r.groups.total)});
-    write("training.csv",
-          plot::to_csv({"model", "seed", "step", "L", "loss", "grad_encoder", "grad_attention",
-                        "grad_decoder", "grad_output", "grad_total"},
-                       rows));
-    // Encoder-group gradient norm and loss, averaged over the seeds and over windows of
-    // `window` consecutive steps (each step has its own random L: single steps are noisy).
-    // The long-range tasks train each T on its own: the plots show the largest T.
-    const int largest = *std::max_element(o.lengths.begin(), o.lengths.end());
-    const bool one_length = is_long_range_task(o.task);
-    const std::string at_length = one_length ? fmt::format(", T = {}", largest) : "";
-    int last_step = 0;
-    for (const TrainRecord& r : report.training) last_step = std::max(last_step, r.step);
-    const int window = std::max(1, (last_step + 99) / 100);
-    plot::LinePlot norms, losses;
-    norms.title =
-        fmt::format("encoder gradient norm in training (mean over seeds, {}-step windows{})",
-                    window, at_length);
-    norms.x_label = "step";
-    norms.y_label = "‖dL/dθ_encoder‖";
-    norms.log_y = true;
-    losses.title =
-        fmt::format("training loss (mean over seeds, {}-step windows{})", window, at_length);
-    losses.x_label = "step";
-    losses.y_label = "loss";
-    losses.log_y = true;
-    std::vector<std::string> order;
-    struct Sums {
-        double norm = 0, loss = 0, steps = 0;
-        int count = 0;
-    };
-    std::map<std::string, std::map<int, Sums>> sums;  // model -> window -> sums
-    for (const TrainRecord& r : report.training) {
-        if (one_length && r.length != largest) continue;
-        if (!sums.count(r.model)) order.push_back(r.model);
-        Sums& s = sums[r.model][(r.step - 1) / window];
-        s.norm += r.groups.encoder;
-        s.loss += r.loss;
-        s.steps += r.step;
-        s.count++;
-    }
-    for (const std::string& name : order) {
-        plot::Series n{name, {}, {}}, l{name, {}, {}};
-        for (const auto& [w, s] : sums[name]) {
-            n.x.push_back(s.steps / s.count);  // the window's mean step
-            n.y.push_back(s.norm / s.count);
-            l.x.push_back(s.steps / s.count);
-            l.y.push_back(s.loss / s.count);
-        }
-        norms.series.push_back(n);
-        losses.series.push_back(l);
-    }
-    write("training_encoder_grad_norm.svg", plot::line_plot_svg(norms));
-    write("training_loss.svg", plot::line_plot_svg(losses));
-}
-
-}  // namespace
-
-std::vector<std::string> write_gradflow_outputs(const GradflowReport& report,
-                                                const GradflowOptions& o) {
-    std::filesystem::create_directories(o.out_dir);
-    std::vector<std::string> written;
-    auto write = [&](const std::string& name, const std::string& contents) {
-        std::string path = (std::filesystem::path(o.out_dir) / name).string();
-        write_file_atomically(path, contents);
-        written.push_back(path);
-    };
-
-    // Every number behind the plots.
-    std::vector<std::vector<std::string>> rows;
-    for (const FlowCurve& c : report.curves)
-        for (size_t t = 0; t < c.hidden.size(); ++t)
-            rows.push_back({c.model, c.stage, std::to_string(c.length), std::to_string(t + 1),
-                            number(c.hidden[t]), number(c.embedding[t]), number(c.direct[t]),
-                            number(c.recurrent[t])});
-    write("gradflow.csv",
-          plot::to_csv({"model", "stage", "L", "t", "grad_norm_hidden", "grad_norm_embedding",
-                        "grad_norm_direct", "grad_norm_recurrent"},
-                       rows));
-    rows.clear();
-    for (const FlowCurve& c : report.curves) {
-        const double first = c.hidden.front(), last = c.hidden.back();
-        rows.push_back({c.model, c.stage, std::to_string(c.length), number(first), number(last),
-                        number(first / last), number(c.embedding.front()),
-                        number(c.embedding.back()), number(c.loss), number(c.groups.encoder),
-                        number(c.groups.attention), number(c.groups.decoder),
-                        number(c.groups.output), number(c.groups.total), number(c.saturation),
-                        number(c.entropy), number(c.entropy_ratio)});
-    }
-    write("summary.csv", plot::to_csv({"model", "stage", "L", "grad_hidden_t1", "grad_hidden_tL",
-                                       "ratio_t1_over_tL", "grad_embedding_t1", "grad_embedding_tL",
-                                       "loss", "grad_encoder", "grad_attention", "grad_decoder",
-                                       "grad_output", "grad_total", "tanh_saturation",
-                                       "attention_entropy", "attention_entropy_ratio"},
-                                      rows));
-
-    const int largest = *std::max_element(o.lengths.begin(), o.lengths.end());
-    // the long-range tasks' length is T (the input has T + 20 steps for copy_memory)
-    const bool long_range = is_long_range_task(o.task);
-    const char* length_name = long_range ? "T" : "L";
-    for (const std::string& stage : stages_of(report)) {
-        // the long-range models train until the threshold, at most train_steps steps
-        const std::string label = long_range && stage == "trained"
-                                      ? fmt::format("trained, ≤ {} steps", o.train_steps)
-                                      : stage_label(stage, o.train_steps);
-        plot::LinePlot position;
-        position.title = fmt::format("gradient reaching encoder step t, {} = {} ({}, {})",
-                                     length_name, largest, label, o.task);
-        position.x_label = long_range ? "step t" : "encoder position t";
-        position.y_label = "mean ‖dL/dh_t‖";
-        position.log_y = true;
-        plot::LinePlot relative = position;
-        relative.title = fmt::format("the same relative to the last step, {} = {} ({}, {})",
-                                     length_name, largest, label, o.task);
-        relative.y_label = "mean ‖dL/dh_t‖ / mean ‖dL/dh_L‖";
-        plot::LinePlot first;
-        first.title = fmt::format("gradient reaching {} ({}, {})",
-                                  long_range ? "step 1 vs T" : "encoder step 1 vs source length",
-                                  label, o.task);
-        first.x_label = long_range ? "T" : "source length L";
-        first.y_label = "mean ‖dL/dh_1‖";
-        first.log_y = true;
-        first.markers = true;
-        // the split of dL/dh_t (attention models only: without attention all is recurrent)
-        plot::LinePlot split = position;
-        split.title =
-            fmt::format("split of dL/dh_t, {} = {} ({}, {})", length_name, largest, label, o.task);
-        split.y_label = "mean norm of the part of dL/dh_t";
-        std::map<std::string, plot::Series> by_model;
-        std::vector<std::string> order;
-        for (const FlowCurve& c : report.curves) {
-            if (c.stage != stage) continue;
-            if (!by_model.count(c.model)) {
-                order.push_back(c.model);
-                by_model[c.model].name = c.model;
-            }
-            by_model[c.model].x.push_back(c.length);
-            by_model[c.model].y.push_back(c.hidden.front());
-            if (c.length == largest) {
-                plot::Series s{c.model, {}, {}}, r{c.model, {}, {}};
-                for (size_t t = 0; t < c.hidden.size(); ++t) {
-                    s.x.push_back(double(t + 1));
-                    s.y.push_back(c.hidden[t]);
-                    r.x.push_back(double(t + 1));
-                    r.y.push_back(c.hidden[t] / c.hidden.back());
-                }
-                position.series.push_back(s);
-                relative.series.push_back(r);
-                const bool has_attention =
-                    std::any_of(c.direct.begin(), c.direct.end(), [](double x) { return x > 0; });
-                if (has_attention) {
-                    plot::Series d{c.model + " direct", s.x, c.direct};
-                    plot::Series rec{c.model + " recurrent", s.x, c.recurrent};
-                    split.series.push_back(d);
-                    split.series.push_back(rec);
-                }
-            }
-        }
-        for (const std::string& name : order) {
-            plot::Series s = by_model[name];
-            // lengths in increasing order
-            std::vector<size_t> idx(s.x.size());
-            for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
-            std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return s.x[a] < s.x[b]; });
-            plot::Series sorted{s.name, {}, {}};
-            for (size_t i : idx) {
-                sorted.x.push_back(s.x[i]);
-                sorted.y.push_back(s.y[i]);
-            }
-            first.series.push_back(sorted);
-        }
-        write(fmt::format("grad_vs_position_{}.svg", stage), plot::line_plot_svg(position));
-        write(fmt::format("grad_vs_position_relative_{}.svg", stage),
-              plot::line_plot_svg(relative));
-        write(fmt::format("grad_first_step_vs_length_{}.svg", stage), plot::line_plot_svg(first));
-        if (!split.series.empty())
-            write(fmt::format("grad_split_{}.svg", stage), plot::line_plot_svg(split));
-    }
-
-    if (!report.threshold_runs.empty()) {
-        rows.clear();
-        for (const ThresholdRun& r : report.threshold_runs)
-            rows.push_back({r.cell, r.attention, std::to_string(r.length), std::to_string(r.seed),
-                            std::to_string(r.hidden_size), std::to_string(r.parameters),
-                            std::to_string(r.reached_at), std::to_string(r.steps_run),
-                            number(r.final_loss)});
-        write("threshold_runs.csv",
-              plot::to_csv({"cell", "attention", "T", "seed", "hidden_size", "parameters",
-                            "reached_at", "steps_run", "final_window_loss"},
-                           rows));
-        write("threshold_table.md", threshold_table(report.threshold_runs, o.train_steps));
-    }
-    if (!report.training.empty()) write_training_outputs(report, o, write);
-    return written;
-}
-
-std::string gradflow_summary_table(const GradflowReport& report) {
-    size_t model_width = 5, stage_width = 5;
-    for (const FlowCurve& c : report.curves) {
-        model_width = std::max(model_width, c.model.size());
-        stage_width = std::max(stage_width, c.stage.size());
-    }
-    std::string out =
-        fmt::format("{:<{}} {:<{}} {:>4} {:>11} {:>11} {:>10} {:>11} {:>7} {:>7} {:>8}\n", "model",
-                    model_width, "stage", stage_width, "L", "|dL/dh_1|", "|dL/dh_L|", "h_1/h_L",
-                    "|dL/de_1|", "loss", "tanh>3", "H/lnL");
-    auto opt = [](double x) { return std::isfinite(x) ? fmt::format("{:.3f}", x) : "-"; };
-    for (const FlowCurve& c : report.curves) {
-        const double first = c.hidden.front(), last = c.hidden.back();
-        out += fmt::format(
-            "{:<{}} {:<{}} {:>4} {:>11.3e} {:>11.3e} {:>10.2e} {:>11.3e} {:>7.3f} {:>7} {:>8}\n",
-            c.model, model_width, c.stage, stage_width, c.length, first, last, first / last,
-            c.embedding.front(), c.loss, opt(c.saturation), opt(c.entropy_ratio));
-    }
-    return out;
 }
 
 }  // namespace seqgrad

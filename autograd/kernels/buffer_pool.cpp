@@ -1,10 +1,9 @@
 #include "seqgrad/autograd/kernels/buffer_pool.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <new>
 #include <vector>
-
-#include "seqgrad/autograd/kernels/switches.h"
 
 namespace seqgrad {
 namespace {
@@ -32,19 +31,15 @@ int bucket_for(size_t size, size_t* capacity) {
     return exponent;
 }
 
+// Whether the pools reuse buffers (buffer_pool_set_enabled).
+std::atomic<bool> g_reuse{true};
+bool reuse() {
+    return g_reuse.load(std::memory_order_relaxed);
+}
+
 struct Pool {
     std::vector<real*> free_lists[kBuckets];
     BufferPoolStats stats;
-    bool enabled = true;
-
-    // SEQGRAD_DISABLE=buffer_pool turns reuse off. (A bad SEQGRAD_DISABLE is reported by the
-    // first op that reads the switches, not here, maybe on a worker thread.)
-    Pool() {
-        try {
-            enabled = switches().buffer_pool;
-        } catch (const std::exception&) {
-        }
-    }
 
     ~Pool() { clear(); }
     void clear() {
@@ -86,7 +81,7 @@ Buffer::Buffer(size_t size) : size_(size) {
             bucket = larger;
         }
     auto& list = p.free_lists[bucket];
-    if (p.enabled && !list.empty()) {
+    if (reuse() && !list.empty()) {
         data_ = list.back();
         list.pop_back();
         p.stats.cached_buffers--;
@@ -122,7 +117,7 @@ void Buffer::release() {
     Pool& p = pool();
     p.stats.live_buffers--;
     size_t bytes = capacity_ * sizeof(real);
-    if (p.enabled && p.stats.cached_bytes + int64_t(bytes) <= int64_t(kMaxCachedBytes)) {
+    if (reuse() && p.stats.cached_bytes + int64_t(bytes) <= int64_t(kMaxCachedBytes)) {
         size_t cap;
         p.free_lists[bucket_for(capacity_, &cap)].push_back(data_);
         p.stats.cached_buffers++;
@@ -141,7 +136,7 @@ void buffer_pool_clear() {
     pool().clear();
 }
 void buffer_pool_set_enabled(bool enabled) {
-    pool().enabled = enabled;
+    g_reuse.store(enabled, std::memory_order_relaxed);
     if (!enabled) pool().clear();
 }
 

@@ -46,8 +46,11 @@ struct BufferPoolStats {
 BufferPoolStats buffer_pool_stats();
 // Frees every cached buffer of the calling thread's pool.
 void buffer_pool_clear();
-// Turns reuse on or off for the calling thread (off: every request goes to the system
-// allocator; used by the benchmark to measure what the pool saves).
+// Turns reuse on or off, for the pools of every thread (on until told otherwise; off: every
+// request goes to the system allocator, and the calling thread's cached buffers are freed). The
+// pool reads no setting of its own: whoever configures the process gives it this one — the
+// switches, when they are read (SEQGRAD_DISABLE=buffer_pool, autograd/kernels/switches.h), and
+// the benchmark that measures what the pool saves.
 void buffer_pool_set_enabled(bool enabled);
 
 }  // namespace seqgrad

@@ -3,8 +3,6 @@
 
 #include <cblas.h>
 
-#include "seqgrad/autograd/kernels/kernels.h"
-
 extern "C" void openblas_set_num_threads(int);
 
 namespace seqgrad {

@@ -21,4 +21,10 @@ void gemm(bool transpose_a, bool transpose_b, int64_t M, int64_t N, int64_t K, r
 // Number of threads BLAS may use (OpenBLAS). 0 leaves OpenBLAS's own default.
 void set_blas_threads(int threads);
 
+namespace kernels::reference {
+// gemm's reference version: one cblas_sgemm / cblas_dgemm call (autograd/kernels/gemm.cpp).
+void gemm(bool transpose_a, bool transpose_b, int64_t M, int64_t N, int64_t K, real alpha,
+          const real* A, const real* B, real beta, real* C);
+}  // namespace kernels::reference
+
 }  // namespace seqgrad

@@ -43,12 +43,6 @@ SharedOverStepsScope::~SharedOverStepsScope() {
 const Tensor& weight_in_use(const Tensor& weight) {
     return fast::weight_in_use(weight);
 }
-real* leaf_grad_elsewhere(Node& leaf) {
-    return fast::leaf_grad_elsewhere(leaf);
-}
-real* leaf_grad_row_elsewhere(Node& leaf, int64_t row) {
-    return fast::leaf_grad_row_elsewhere(leaf, row);
-}
 // ParallelGradients: autograd/kernels/fast/gradient_shard.cpp, beside the buffers it keeps
 // the optimizers' passes: the caller's loop is the reference; the fast versions replace it
 void adam_update(const AdamStep& step, const std::vector<AdamArrays>& params, bool zero_grads,
@@ -96,12 +90,6 @@ SharedOverStepsScope::SharedOverStepsScope(const std::vector<Tensor>&) : previou
 SharedOverStepsScope::~SharedOverStepsScope() = default;
 const Tensor& weight_in_use(const Tensor& weight) {
     return weight;
-}
-real* leaf_grad_elsewhere(Node&) {
-    return nullptr;
-}
-real* leaf_grad_row_elsewhere(Node&, int64_t) {
-    return nullptr;
 }
 struct ParallelGradients::State {};
 ParallelGradients::ParallelGradients() = default;

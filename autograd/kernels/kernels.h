@@ -2,11 +2,11 @@
 // everything that exists only for speed.
 //
 // Each kernel has a reference version — plain loops and BLAS calls, the definition, in
-// autograd/kernels/kernels_reference.h / kernels_reference.cpp and autograd/kernels/gemm.cpp — and a fast
-// version in autograd/kernels/fast/ (SIMD, weight panels laid out once, shared weight gradients, per-thread
-// gradient buffers, threads). The library is built with one of the two (CMake option
-// SEQGRAD_KERNELS = fast | reference, default fast); the reference versions are compiled in both
-// builds, so the tests of the fast build hold every fast kernel equal to its reference
+// autograd/kernels/kernels_reference.h / kernels_reference.cpp and autograd/kernels/gemm.cpp — and
+// a fast version in autograd/kernels/fast/ (SIMD, weight panels laid out once, shared weight
+// gradients, per-thread gradient buffers, threads). The library is built with one of the two (CMake
+// option SEQGRAD_KERNELS = fast | reference, default fast); the reference versions are compiled in
+// both builds, so the tests of the fast build hold every fast kernel equal to its reference
 // (tests/unit/test_fast_*). In the fast build, some fast kernels can also be switched off at run
 // time (autograd/kernels/switches.h).
 //
@@ -38,7 +38,7 @@ namespace selected = reference;
 
 namespace seqgrad::kernels {
 
-// ---- rows of the fused ops and of softmax (reference: autograd/kernels/kernels_reference.h) ---------
+// ---- rows of the fused ops and of softmax (reference: autograd/kernels/kernels_reference.h) -----
 
 // max_j x_j over x[0..n); −inf for n = 0; a NaN never wins a comparison.
 inline real row_max(const real* x, int64_t n) {
@@ -81,9 +81,9 @@ inline void tanh_backward_row(real g, const real* v, const real* t, real* dq, re
     selected::tanh_backward_row(g, v, t, dq, dk, n);
 }
 
-// ---- products by a weight (reference: autograd/kernels/kernels_reference.cpp) ------------------------
-// The matrix product itself is gemm (autograd/kernels/gemm.h). These three are the products of a layer
-// by its weight W [N, K]; `weight` is the graph node of W (a parameter, or the view that
+// ---- products by a weight (reference: autograd/kernels/kernels_reference.cpp) -------------------
+// The matrix product itself is gemm (autograd/kernels/gemm.h). These three are the products of a
+// layer by its weight W [N, K]; `weight` is the graph node of W (a parameter, or the view that
 // shared_over_steps made of it).
 
 // y [rows, N] = x [rows, K] Wᵀ + beta y
@@ -98,8 +98,8 @@ void accumulate_weight_grad(Node& out, size_t w, size_t x, const real* dY, int64
 // Every step of a recurrence multiplies by the same W. By the chain rule its gradient is
 //   dW = Σ_t dY_tᵀ X_t = [dY_1; ...; dY_T]ᵀ [X_1; ...; X_T],
 // and the reference adds each step's term in that step's backward. The fast version wraps W
-// once per sequence in a view (autograd/kernels/fast/shared_over_steps.h) to which the steps hand their
-// rows, and adds them in one product when the view's own backward runs, after every step's.
+// once per sequence in a view (autograd/kernels/fast/shared_over_steps.h) to which the steps hand
+// their rows, and adds them in one product when the view's own backward runs, after every step's.
 
 // The weight as the steps of one recurrence use it: the reference returns `weight` itself.
 Tensor shared_over_steps(const Tensor& weight);
@@ -123,17 +123,13 @@ const Tensor& weight_in_use(const Tensor& weight);
 
 // ---- gradients of leaves on other threads (data parallelism) ----------------------------------
 
-// Where leaf's gradient goes on this thread, if not its own .grad: nullptr in the reference
-// build; in the fast one, inside run_gradient_shards, the buffer of this thread's shard.
-real* leaf_grad_elsewhere(Node& leaf);
-// The same for row `row` of the leaf seen as [shape[0], numel / shape[0]] (Node::grad_row_data).
-real* leaf_grad_row_elsewhere(Node& leaf, int64_t row);
 // The parts of a data-parallel step: run(count, task) runs task(k) for k = 0 .. count − 1, the
 // parts of one step, each a forward and backward of some of the batch's rows. Reference: one after
 // another on the calling thread, every gradient straight into .grad. Fast: task k on thread k
-// (autograd/kernels/parallel.h), the leaves' gradients of every k > 0 kept apart (in buffers this object
-// keeps from step to step) and added into .grad afterwards in the order k = 1, 2, ... (so the
-// result does not depend on timing). Rethrows the error of the lowest k that threw.
+// (autograd/kernels/parallel.h), the leaves' gradients of every k > 0 kept apart (in buffers this
+// object keeps from step to step, installed as the thread's LeafGradientSink, autograd/tensor.h)
+// and added into .grad afterwards in the order k = 1, 2, ... (so the result does not depend on
+// timing). Rethrows the error of the lowest k that threw.
 class ParallelGradients {
   public:
     ParallelGradients();
@@ -201,9 +197,8 @@ void zero_arrays(const std::vector<real*>& arrays, const std::vector<int64_t>& s
 // ==== end of the optimizers' passes ============================================================
 
 // ---- the reference versions of the non-inline kernels above (kernels_reference.cpp) ---------
+// (reference::gemm: autograd/kernels/gemm.h)
 namespace reference {
-void gemm(bool transpose_a, bool transpose_b, int64_t M, int64_t N, int64_t K, real alpha,
-          const real* A, const real* B, real beta, real* C);
 void product_x_wt(Node& weight, int64_t rows, const real* x, real beta, real* y);
 void product_dy_w(Node& weight, int64_t rows, const real* dy, real* dx);
 void accumulate_weight_grad(Node& out, size_t w, size_t x, const real* dY, int64_t rows);

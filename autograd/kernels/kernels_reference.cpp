@@ -24,7 +24,7 @@ void accumulate_weight_grad(Node& out, size_t w, size_t x, const real* dY, int64
     Node& weight = out.parent(w);
     if (!weight.requires_grad || rows == 0) return;
     const int64_t N = weight.shape[0], K = weight.shape[1];
-    gemm(true, false, N, K, rows, 1, dY, out.parent(x).data, 1, weight.grad_data());
+    gemm(true, false, N, K, rows, 1, dY, out.parent(x).data, 1, weight.mutable_grad_data());
 }
 
 }  // namespace seqgrad::kernels::reference

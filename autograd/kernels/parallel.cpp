@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "seqgrad/autograd/tensor.h"
+#include "seqgrad/autograd/error.h"
 
 namespace seqgrad {
 namespace {

@@ -8,25 +8,18 @@
 #include <utility>
 #include <vector>
 
-#include "seqgrad/autograd/tensor.h"
+#include "seqgrad/autograd/error.h"
+#include "seqgrad/autograd/kernels/buffer_pool.h"
 
 namespace seqgrad {
 
 Switches parse_disabled(const char* list) {
     Switches s;
-    const std::vector<std::pair<const char*, bool*>> names{{"fused_gru", &s.fused_gru},
-                                                           {"fused_attention", &s.fused_attention},
-                                                           {"fused_loss", &s.fused_loss},
-                                                           {"real_tokens", &s.real_tokens},
-                                                           {"one_projection", &s.one_projection},
-                                                           {"cached_keys", &s.cached_keys},
-                                                           {"shrink_batch", &s.shrink_batch},
-                                                           {"shared_steps", &s.shared_steps},
-                                                           {"packed", &s.packed},
-                                                           {"small_m", &s.small_m},
-                                                           {"buffer_pool", &s.buffer_pool},
-                                                           {"fused_lstm", &s.fused_lstm},
-                                                           {"fused_rnn", &s.fused_rnn}};
+    const std::vector<std::pair<const char*, bool*>> names{
+        {"fused_gru", &s.fused_gru},       {"fused_attention", &s.fused_attention},
+        {"shared_steps", &s.shared_steps}, {"packed", &s.packed},
+        {"small_m", &s.small_m},           {"buffer_pool", &s.buffer_pool},
+        {"fused_lstm", &s.fused_lstm},     {"fused_rnn", &s.fused_rnn}};
     if (list) {
         std::stringstream in(list);
         std::string name;
@@ -39,12 +32,18 @@ Switches parse_disabled(const char* list) {
                 std::string known_names;
                 for (auto& [known, flag] : names)
                     known_names += (known_names.empty() ? "" : ", ") + std::string(known);
-                throw Error(fmt::format("SEQGRAD_DISABLE: unknown name '{}' (known: {})", name,
-                                        known_names));
+                // the model-level rungs of the ladder are options of bench/train_throughput
+                const bool rung = name == "fused_loss" || name == "real_tokens" ||
+                                  name == "one_projection" || name == "cached_keys" ||
+                                  name == "shrink_batch" || name == "sort_by_length";
+                throw Error(fmt::format(
+                    "SEQGRAD_DISABLE: unknown name '{}' (known: {}){}", name, known_names,
+                    rung ? "; the loss and decoder variants of the performance ladder are "
+                           "bench/train_throughput --ladder-off NAME,... (docs/performance.md)"
+                         : ""));
             }
         }
     }
-    if (!s.real_tokens) s.shrink_batch = false;  // all rows at every step
     return s;
 }
 
@@ -57,8 +56,18 @@ Switches read_switches() {
     return s;
 }
 
+// Hands the switches that belong to a part of the library which reads no setting of its own
+// to that part: the buffer pool's reuse.
+void apply(const Switches& s) {
+    buffer_pool_set_enabled(s.buffer_pool);
+}
+
 Switches& current() {
-    static Switches s = read_switches();
+    static Switches s = [] {
+        Switches read = read_switches();
+        apply(read);
+        return read;
+    }();
     return s;
 }
 
@@ -70,6 +79,7 @@ const Switches& switches() {
 
 void set_switches(const Switches& s) {
     current() = s;
+    apply(s);
 }
 
 }  // namespace seqgrad

@@ -6,14 +6,8 @@
 //     fused_lstm      the LSTM layers run the composed cell (lstm_cell_composed) per step
 //     fused_rnn       the RNN layers run the composed cell (rnn_cell_composed) per step
 //     fused_attention attention runs the composed scores and context (batched matmuls)
-//     fused_loss      the loss is cross_entropy_composed(linear(...)) instead of
-//                     linear_cross_entropy
-//     real_tokens     the decoder keeps every row of the padded batch at every step and the
-//                     loss skips padding by ignore_index (implies shrink_batch)
-//     one_projection  the output projection and the loss run once per decoder step instead
-//                     of once after the recurrence
-//     cached_keys     the attention keys are projected again at every decoder step
-//     shrink_batch    the decoder does not drop finished rows (steps run on the whole batch)
+//                     (these four are layer options: the code that builds a model reads them
+//                     once and passes them to the layers' constructors; no layer reads them)
 //     shared_steps    a recurrence's weight gradient is one product per step (fast kernels)
 //     packed          thin products do not use weights packed once per sequence (fast kernels)
 //     small_m         products of <= 8 rows go to BLAS, not the small-M kernel (fast kernels)
@@ -32,11 +26,6 @@ struct Switches {
     bool fused_lstm = true;
     bool fused_rnn = true;
     bool fused_attention = true;
-    bool fused_loss = true;
-    bool real_tokens = true;
-    bool one_projection = true;
-    bool cached_keys = true;
-    bool shrink_batch = true;
     bool shared_steps = true;
     bool packed = true;
     bool small_m = true;
@@ -44,15 +33,16 @@ struct Switches {
     bool gemm_profile = false;
 };
 
-// The switches of this process: read from the environment at the first call.
-// Throws seqgrad::Error on an unknown name in SEQGRAD_DISABLE.
+// The switches of this process: read from the environment at the first call, which also hands
+// the buffer pool its setting (buffer_pool_set_enabled). Throws seqgrad::Error on an unknown name
+// in SEQGRAD_DISABLE.
 const Switches& switches();
 
 // The switches a SEQGRAD_DISABLE value turns off (nullptr: none). Throws seqgrad::Error naming an
 // unknown name and the known ones.
 Switches parse_disabled(const char* comma_separated_names);
-// Replaces the process's switches (for tests that compare the variants). Layers read theirs when
-// they are constructed; not to be called while other threads run ops.
+// Replaces the process's switches (for tests that compare the variants). Not to be called while
+// other threads run ops.
 void set_switches(const Switches& s);
 
 }  // namespace seqgrad

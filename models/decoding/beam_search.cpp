@@ -210,9 +210,9 @@ NodeStatus masked_status(int32_t v, const Beam& beam, const std::vector<int32_t>
                          int32_t forced, const DecodeOptions& options) {
     if (forced >= 0) return v == forced ? NodeStatus::pruned : NodeStatus::not_forced;
     if (std::find(banned.begin(), banned.end(), v) == banned.end()) return NodeStatus::pruned;
-    if (v == Tokens::EOS && int64_t(beam.tokens.size()) < options.min_length)
+    if (v == Vocab::EOS && int64_t(beam.tokens.size()) < options.min_length)
         return NodeStatus::below_min_length;
-    if (v == Tokens::UNK && options.suppress_unk) return NodeStatus::unk_suppressed;
+    if (v == Vocab::UNK && options.suppress_unk) return NodeStatus::unk_suppressed;
     return NodeStatus::ngram_blocked;
 }
 
@@ -223,9 +223,9 @@ void trace_expansion(BeamTrace& trace, const Beam& beam, const real* row, int64_
                      const DecodeOptions& options, std::vector<char>& is_banned,
                      std::vector<std::pair<int32_t, int32_t>>& children) {
     std::vector<ScoredToken> top;
-    is_banned[Tokens::PAD] = is_banned[Tokens::SOS] = 1;  // never outputs: not worth a node
+    is_banned[Vocab::PAD] = is_banned[Vocab::SOS] = 1;  // never outputs: not worth a node
     best_tokens(row, vocab, std::max(free, size_t(kTraceAlternatives)), is_banned, top);
-    is_banned[Tokens::PAD] = is_banned[Tokens::SOS] = 0;
+    is_banned[Vocab::PAD] = is_banned[Vocab::SOS] = 0;
     children.clear();
     for (const ScoredToken& t : top)
         children.push_back(
@@ -320,7 +320,7 @@ int32_t trace_selected(BeamTrace& trace, const Candidate& c, int32_t parent_node
         node = add_trace_node(trace, parent_node, c.token, c.token_log_prob, NodeStatus::kept,
                               options);
     trace.nodes[size_t(node)].status =
-        c.token == Tokens::EOS ? NodeStatus::finished : NodeStatus::kept;
+        c.token == Vocab::EOS ? NodeStatus::finished : NodeStatus::kept;
     trace.predicted_ids.back().push_back(c.token);
     trace.beam_parent_ids.back().push_back(c.beam);
     trace.scores.back().push_back(c.log_prob);
@@ -392,7 +392,7 @@ void advance_sentence(SentenceSearch& sentence, const StepOutput& out, int64_t f
         if (out.attention)
             record_attention(out.attention_row(parent_row), attention_cols, options,
                              child.attention, child.coverage);
-        if (c.token == Tokens::EOS) {
+        if (c.token == Vocab::EOS) {
             sentence.finished_nodes.push_back(child.node);
             sentence.finished.push_back(to_hypothesis(std::move(child), true, options));
             if (trace)

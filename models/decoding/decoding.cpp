@@ -75,9 +75,9 @@ int sentence_max_length(const DecodeOptions& options, const std::vector<int32_t>
 // The tokens that may not follow the prefix `tokens` (appended to `banned`, which is cleared).
 void collect_banned_tokens(const std::vector<int32_t>& tokens, const DecodeOptions& options,
                            std::vector<int32_t>& banned) {
-    banned.assign({Tokens::PAD, Tokens::SOS});
-    if (int64_t(tokens.size()) < options.min_length) banned.push_back(Tokens::EOS);
-    if (options.suppress_unk) banned.push_back(Tokens::UNK);
+    banned.assign({Vocab::PAD, Vocab::SOS});
+    if (int64_t(tokens.size()) < options.min_length) banned.push_back(Vocab::EOS);
+    if (options.suppress_unk) banned.push_back(Vocab::UNK);
     // No repeated n-gram: the last n-1 tokens followed by v would form an n-gram; v is banned
     // when that n-gram already occurs, i.e. for every earlier n-gram tokens[start, start + n)
     // whose first n-1 tokens equal the last n-1 tokens, its n-th token is banned.
@@ -131,7 +131,7 @@ void record_attention(const real* row, int64_t columns, const DecodeOptions& opt
 
 // The previous token of a prefix: its last token, or SOS for the empty prefix.
 int32_t previous_token(const std::vector<int32_t>& tokens) {
-    return tokens.empty() ? Tokens::SOS : tokens.back();
+    return tokens.empty() ? Vocab::SOS : tokens.back();
 }
 
 bool is_identity(const std::vector<int32_t>& rows, int64_t n) {
@@ -211,7 +211,7 @@ std::vector<Hypothesis> greedy_decode(const StepModel& model, DecoderState initi
                 record_attention(out.attention_row(r),
                                  attention_columns(out, source_lengths, b, who), options,
                                  h.attention, coverage[b]);
-            if (best_token == Tokens::EOS) {
+            if (best_token == Vocab::EOS) {
                 h.finished = true;
             } else if (int64_t(h.tokens.size()) < sentence_max_length(options, source_lengths, b)) {
                 kept_rows.push_back(int32_t(r));

@@ -14,19 +14,15 @@
 #include <cstdint>
 #include <vector>
 
+#include "seqgrad/data/vocab.h"
 #include "seqgrad/models/decoding/beam_trace.h"
 #include "seqgrad/models/model/step_model.h"
 
 namespace seqgrad {
 
-// The reserved token ids decoding needs. They are the ids of Vocab::PAD/SOS/EOS/UNK
-// (data/vocab.h), repeated here so that this file can be read on its own.
-struct ReservedTokenIds {
-    static constexpr int32_t PAD = 0;  // never produced: masked at every step
-    static constexpr int32_t SOS = 1;  // the first decoder input; never produced
-    static constexpr int32_t EOS = 2;  // ends a hypothesis
-    static constexpr int32_t UNK = 3;  // masked when DecodeOptions::suppress_unk
-};
+// The reserved token ids decoding uses are the vocabulary's (data/vocab.h): Vocab::PAD is never
+// produced (masked at every step), Vocab::SOS is the first decoder input and never produced,
+// Vocab::EOS ends a hypothesis, Vocab::UNK is masked when DecodeOptions::suppress_unk.
 
 // One output sentence, finished or not.
 struct Hypothesis {

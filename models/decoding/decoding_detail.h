@@ -13,7 +13,6 @@
 
 namespace seqgrad::decoding_detail {
 
-using Tokens = ReservedTokenIds;
 constexpr double kNegativeInfinity = -std::numeric_limits<double>::infinity();
 // An unattended source position would give log(0) = -inf in the coverage penalty; its coverage
 // is clamped to this, so it costs β·log(1e-6) ≈ -13.8β instead.
@@ -48,12 +47,12 @@ struct StepOutput {
     StepOutput(const StepResult& result, int64_t rows, int64_t vocab_size, const char* who) {
         const Tensor& lp = result.log_probs;
         if (!lp.defined() || lp.rank() != 2 || lp.size(0) != rows || lp.size(1) != vocab_size ||
-            vocab_size <= Tokens::UNK)
+            vocab_size <= Vocab::UNK)
             throw Error(
                 fmt::format("{}: model.step returned log_probs {} for {} rows, expected "
                             "[{},{}] (vocab_size > {})",
                             who, lp.defined() ? lp.shape().str() : "undefined", rows, rows,
-                            vocab_size, Tokens::UNK));
+                            vocab_size, Vocab::UNK));
         log_probs = lp.data();
         vocab = vocab_size;
         const Tensor& att = result.attention;

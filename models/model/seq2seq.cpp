@@ -17,16 +17,18 @@ std::unique_ptr<Attention> make_attention(const ModelConfig& c, int64_t key_size
     const int64_t H = c.hidden_size;
     if (c.attention == "bahdanau")
         return std::make_unique<BahdanauAttention>(H, key_size, c.attention_size, rng,
-                                                   c.attention_bias);
+                                                   c.attention_bias, c.fused_attention);
     if (c.attention == "luong_dot")
         return std::make_unique<LuongAttention>(LuongScore::dot, H, key_size, rng, c.luong_scaled,
-                                                c.attention_size);
+                                                c.attention_size, c.fused_attention);
     if (c.attention == "luong_general")
         return std::make_unique<LuongAttention>(LuongScore::general, H, key_size, rng,
-                                                c.luong_scaled, c.attention_size);
+                                                c.luong_scaled, c.attention_size,
+                                                c.fused_attention);
     if (c.attention == "luong_concat")
         return std::make_unique<LuongAttention>(LuongScore::concat, H, key_size, rng,
-                                                /*scaled=*/false, c.attention_size);
+                                                /*scaled=*/false, c.attention_size,
+                                                c.fused_attention);
     return nullptr;  // "none"
 }
 
@@ -50,7 +52,7 @@ std::vector<std::unique_ptr<RecurrentCell>> make_decoder_cells(const ModelConfig
     std::vector<std::unique_ptr<RecurrentCell>> cells;
     for (int l = 0; l < c.decoder_layers; ++l) {
         const int64_t in = l == 0 ? decoder_input_size(c, key_size) : c.hidden_size;
-        cells.push_back(make_cell(parse_cell_type(c.cell), in, c.hidden_size, rng));
+        cells.push_back(make_cell(parse_cell_type(c.cell), in, c.hidden_size, rng, c.fused_cells));
     }
     return cells;
 }
@@ -66,7 +68,8 @@ bool has_bridge(const ModelConfig& c) {
 Encoder::Encoder(const ModelConfig& c, int64_t source_vocab, Rng& rng)
     : embedding(source_vocab, c.embedding_size, Vocab::PAD, rng),
       recurrent(make_recurrent(parse_cell_type(c.cell), c.embedding_size, c.encoder_size(),
-                               c.encoder_layers, c.bidirectional, real(c.dropout), rng)),
+                               c.encoder_layers, c.bidirectional, real(c.dropout), rng,
+                               c.fused_cells)),
       dropout(real(c.dropout), rng),
       hidden_size_(c.encoder_size()),
       output_size_(c.bidirectional ? 2 * c.encoder_size() : c.encoder_size()),
@@ -200,24 +203,17 @@ std::vector<RecurrentState> Decoder::stack_step(const Tensor& input,
     return next;
 }
 
-// With SEQGRAD_DISABLE=cached_keys the keys are projected again at every step (what the
-// key-only half of the score costs when it is not computed once per source batch).
+// The attention reads source.keys_projected, the keys' half of the score, projected once per
+// source batch (Seq2Seq::encode) and not again at every step.
 Decoder::Step Decoder::step(const Tensor& embedded, const std::vector<RecurrentState>& state,
                             const Tensor& feed, const EncodedSource& source,
                             const Tensor& output_steps) const {
-    EncodedSource projected;
-    const EncodedSource* src = &source;
-    if (attention && !switches().cached_keys) {
-        projected = source;
-        projected.keys_projected = attention->project_keys(source.outputs);
-        src = &projected;
-    }
     Step s;
     Tensor context;
     if (attention_kind_ == "bahdanau") {
         // attend with the top layer's previous state, then feed the context into layer 0
-        AttentionResult a = attention->forward(state.back().h, src->outputs, src->keys_projected,
-                                               src->mask, output_steps);
+        AttentionResult a = attention->forward(state.back().h, source.outputs,
+                                               source.keys_projected, source.mask, output_steps);
         s.state = stack_step(concat({embedded, a.context}, 1), state);
         s.output_state = s.top_hidden();
         s.attention_weights = a.weights;
@@ -226,8 +222,8 @@ Decoder::Step Decoder::step(const Tensor& embedded, const std::vector<RecurrentS
         // Luong: the stack steps first, attend with the top layer's new state, ã = tanh(W_c [c; h])
         Tensor input = input_feeding_ ? concat({embedded, feed}, 1) : embedded;
         s.state = stack_step(input, state);
-        AttentionResult a = attention->forward(s.top_hidden(), src->outputs, src->keys_projected,
-                                               src->mask, output_steps);
+        AttentionResult a = attention->forward(s.top_hidden(), source.outputs,
+                                               source.keys_projected, source.mask, output_steps);
         s.output_state = tanh(combine->forward(concat({a.context, s.top_hidden()}, 1)));
         s.attention_weights = a.weights;
         context = a.context;
@@ -276,20 +272,20 @@ void Seq2Seq::init_normal(Rng& rng) {
 EncodedSource Seq2Seq::encode(const Batch& batch) const {
     EncodedSource source =
         encoder.forward(batch.src_ids, batch.batch_size, batch.src_len, batch.src_lengths);
-    if (switches().cached_keys) source.keys_projected = decoder.project_keys(source.outputs);
+    source.keys_projected = decoder.project_keys(source.outputs);  // once per batch
     return source;
 }
 
 EncodedSource Seq2Seq::encode_embedded(const Tensor& embedded,
                                        const std::vector<int32_t>& lengths) const {
     EncodedSource source = encoder.forward_embedded(embedded, lengths);
-    if (switches().cached_keys) source.keys_projected = decoder.project_keys(source.outputs);
+    source.keys_projected = decoder.project_keys(source.outputs);  // once per batch
     return source;
 }
 
 // A batch sorted by decreasing target length lets the decoder drop each sequence as soon as it
-// has ended (see below); sorting rows changes neither the loss (a mean over tokens) nor its
-// gradient, only the order of the sum.
+// has ended (decode_teacher_forced); sorting rows changes neither the loss (a mean over tokens)
+// nor its gradient, only the order of the sum.
 LossOutput Seq2Seq::forward_loss(const Batch& batch, double teacher_forcing,
                                  double label_smoothing) const {
     if (is_sorted_by_target_length(batch))
@@ -298,145 +294,114 @@ LossOutput Seq2Seq::forward_loss(const Batch& batch, double teacher_forcing,
     return forward_loss(sorted, encode(sorted), teacher_forcing, label_smoothing);
 }
 
-// Step t runs on the rows 0..n_t-1 only, where rows n_t..B-1 are those whose target has ended
-// before t (all of them when the batch is sorted by target length, only a finished tail
-// otherwise): their states would only feed padded positions, which the loss ignores. The
-// states, encoder outputs, keys and mask of the first n_t rows are views (no copy), so a step
-// costs what its running sequences cost, and the outputs of all steps, [n_0 + ... + n_{T-1}, H],
-// are exactly the real target tokens, which go through the output projection in one product.
+// encode -> teacher-forced decode -> the mean cross-entropy over the N real target tokens:
+//   h    = the decoder's output states of all steps, [N, *] (what `out` reads)
+//   loss = (1/N) Σ_i −log softmax(out(h_i))[y_i] = cross_entropy(decoder.out(h), y)
+// computed by linear_cross_entropy (autograd/fused_loss.h): the projection to the vocabulary
+// and the loss as one op, so the [N, V] logits exist once, and the backward is two products.
+// The composed twin, cross_entropy_composed(decoder.out.forward(h), y) (layers/loss.h), gives
+// the same numbers.
 LossOutput Seq2Seq::forward_loss(const Batch& batch, const EncodedSource& source,
                                  double teacher_forcing, double label_smoothing) const {
-    const Switches& on = switches();
-    DecodedSteps steps = decode_teacher_forced(batch, source, teacher_forcing);
+    const DecodedSteps decoded = decode_teacher_forced(batch, source, teacher_forcing);
     LossOutput result;
-    result.num_tokens = count_targets(steps.targets, Vocab::PAD);
-    if (on.one_projection && on.fused_loss && on.real_tokens) {
-        // [Σ n_t, H], time-major; the projection to the vocabulary and the loss as one op
-        // (autograd/fused_loss.h): the [Σ n_t, V] logits exist once instead of twice
-        const Tensor states = steps.output_states.size() == 1 ? steps.output_states[0]
-                                                              : concat(steps.output_states, 0);
-        result.loss = linear_cross_entropy(
-            decoder.dropout.forward(states), decoder.out.weight, decoder.out.bias, steps.targets,
-            Vocab::PAD, Reduction::mean, real(label_smoothing), &result.num_correct);
-        return result;
-    }
-    // The same loss with some of the optimisations off (autograd/kernels/switches.h): a sum over the
-    // real tokens of every step's (or all steps') loss, divided by their number.
-    Tensor total;
-    if (on.one_projection) {
-        total = loss_sum(concat(steps.output_states, 0), steps.targets, label_smoothing,
-                         &result.num_correct);
-    } else {
-        size_t first = 0;
-        for (const Tensor& states : steps.output_states) {
-            const size_t n = size_t(states.size(0));
-            const std::vector<int32_t> targets(steps.targets.begin() + long(first),
-                                               steps.targets.begin() + long(first + n));
-            first += n;
-            Tensor step_loss = loss_sum(states, targets, label_smoothing, &result.num_correct);
-            total = total.defined() ? add(total, step_loss) : step_loss;
-        }
-    }
-    result.loss = mul(total, real(1.0 / double(std::max<int64_t>(result.num_tokens, 1))));
+    result.num_tokens = count_targets(decoded.targets, Vocab::PAD);
+    result.loss = linear_cross_entropy(decoder.dropout.forward(decoded.states), decoder.out.weight,
+                                       decoder.out.bias, decoded.targets, Vocab::PAD,
+                                       Reduction::mean, real(label_smoothing), &result.num_correct);
     return result;
 }
 
-Tensor Seq2Seq::loss_sum(const Tensor& states, const std::vector<int32_t>& targets,
-                         double label_smoothing, int64_t* num_correct) const {
-    Tensor x = states;
-    std::vector<int32_t> kept = targets;
-    if (switches().real_tokens) {  // only the rows of real target tokens reach the projection
-        std::vector<int32_t> rows;
-        kept.clear();
-        for (size_t i = 0; i < targets.size(); ++i)
-            if (targets[i] != Vocab::PAD) rows.push_back(int32_t(i)), kept.push_back(targets[i]);
-        if (rows.size() != targets.size()) x = gather_rows(states, rows);
-    }
-    x = decoder.dropout.forward(x);
-    int64_t correct = 0;
-    Tensor loss;
-    if (switches().fused_loss) {
-        loss = linear_cross_entropy(x, decoder.out.weight, decoder.out.bias, kept, Vocab::PAD,
-                                    Reduction::sum, real(label_smoothing), &correct);
-    } else {
-        const Tensor logits = decoder.out.forward(x);
-        loss =
-            cross_entropy_composed(logits, kept, Vocab::PAD, Reduction::sum, real(label_smoothing));
-        const int64_t V = logits.size(1);
-        for (size_t i = 0; i < kept.size(); ++i) {
-            const real* row = logits.data() + int64_t(i) * V;
-            correct += kept[i] != Vocab::PAD && std::max_element(row, row + V) - row == kept[i];
-        }
-    }
-    *num_correct += correct;
-    return loss;
-}
+namespace {
 
-// The decoder over the batch with teacher forcing: each step's output states and targets.
-Seq2Seq::DecodedSteps Seq2Seq::decode_teacher_forced(const Batch& batch,
-                                                     const EncodedSource& source,
-                                                     double teacher_forcing) const {
-    const int64_t B = batch.batch_size, T = batch.tgt_len, H = config_.hidden_size;
-    // row_end[b] = 1 + the last step with a real target in row b; running[t] = n_t (all rows
-    // at every step with SEQGRAD_DISABLE=shrink_batch).
-    std::vector<int64_t> row_end(size_t(B), 0), running(size_t(T), 0);
+// n_t of every step t: how many leading rows still have a target at t. Rows n_t..B-1 have all
+// ended before t: every row has, when the batch is sorted by decreasing target length; in
+// another order only a finished tail of the batch counts (the other finished rows run on, and
+// their PAD targets are ignored by the loss).
+std::vector<int64_t> running_rows(const Batch& batch) {
+    const int64_t B = batch.batch_size, T = batch.tgt_len;
+    std::vector<int64_t> row_end(size_t(B), 0), running(size_t(T), 0);  // row_end: 1 + last t
     for (int64_t b = 0; b < B; ++b)
         for (int64_t t = 0; t < T; ++t)
             if (batch.tgt_out[size_t(b * T + t)] != Vocab::PAD) row_end[size_t(b)] = t + 1;
     for (int64_t t = 0, n = B; t < T; ++t) {
-        while (switches().shrink_batch && n > 0 && row_end[size_t(n - 1)] <= t) --n;
+        while (n > 0 && row_end[size_t(n - 1)] <= t) --n;
         running[size_t(t)] = n;
     }
+    return running;
+}
 
+// Keeps the first n rows of the decoder's state, its feed and the source it attends over:
+// slices of the leading dim, which are views (no copy).
+void keep_first_rows(int64_t n, const EncodedSource& source, std::vector<RecurrentState>& state,
+                     Tensor& feed, EncodedSource& rows) {
+    for (RecurrentState& layer : state) {
+        layer.h = slice(layer.h, 0, 0, n);
+        if (layer.c.defined()) layer.c = slice(layer.c, 0, 0, n);
+    }
+    feed = slice(feed, 0, 0, n);
+    rows.outputs = slice(source.outputs, 0, 0, n);
+    rows.mask = slice(source.mask, 0, 0, n);
+    if (source.keys_projected.defined())
+        rows.keys_projected = slice(source.keys_projected, 0, 0, n);
+}
+
+// predicted[b] = argmax of out(projection_input[b]) (no graph): a row's own guess
+void predict(const Linear& out, const Tensor& projection_input, std::vector<int32_t>& predicted) {
+    NoGradGuard no_grad;
+    const Tensor logits = out.forward(projection_input);
+    const int64_t V = logits.size(1);
+    for (int64_t b = 0; b < logits.size(0); ++b) {
+        const real* row = logits.data() + b * V;
+        predicted[size_t(b)] = int32_t(std::max_element(row, row + V) - row);
+    }
+}
+
+}  // namespace
+
+// The decoder over the batch, step by step, with teacher forcing. Step t runs on the rows
+// 0..n_t-1 only (running_rows): the states of the rows whose target has ended would only feed
+// padded positions, which the loss ignores. So a step costs what its running sequences cost,
+// and the output states of all steps, [n_0 + ... + n_{T-1}, *], are (for a batch sorted by
+// target length) exactly the real target tokens, which go through the output projection in one
+// product.
+Seq2Seq::DecodedSteps Seq2Seq::decode_teacher_forced(const Batch& batch,
+                                                     const EncodedSource& source,
+                                                     double teacher_forcing) const {
+    const int64_t B = batch.batch_size, T = batch.tgt_len;
+    const std::vector<int64_t> running = running_rows(batch);
     Rng& rng = thread_rng(rng_);
     std::vector<RecurrentState> state = source.initial_state;
-    Tensor feed = Tensor::zeros({B, H});
-    EncodedSource running_source = source;  // views of the first n_t rows
-    DecodedSteps steps;
-    steps.output_states.reserve(size_t(T));
-    steps.targets.reserve(size_t(batch.num_target_tokens));
+    Tensor feed = Tensor::zeros({B, config_.hidden_size});  // Luong's ã_{t-1} (input feeding)
+    EncodedSource rows = source;                            // the running rows' source
+    std::vector<Tensor> output_states;                      // one [n_t, *] per step
+    DecodedSteps decoded;
+    decoded.targets.reserve(size_t(batch.num_target_tokens));
     std::vector<int32_t> previous, predicted(size_t(B), Vocab::SOS);
     // every step multiplies by these (a kernel may sum each one's gradient over the steps in one
     // product: autograd/kernels/kernels.h)
     kernels::SharedOverStepsScope shared(decoder.step_weights());
-    for (int64_t t = 0; t < T; ++t) {
+    for (int64_t t = 0; t < T && running[size_t(t)] > 0; ++t) {
         const int64_t n = running[size_t(t)];
-        if (n == 0) break;
-        if (n != feed.size(0)) {
-            for (RecurrentState& layer : state) {
-                layer.h = slice(layer.h, 0, 0, n);
-                if (layer.c.defined()) layer.c = slice(layer.c, 0, 0, n);
-            }
-            feed = slice(feed, 0, 0, n);
-            running_source.outputs = slice(source.outputs, 0, 0, n);
-            running_source.mask = slice(source.mask, 0, 0, n);
-            if (source.keys_projected.defined())
-                running_source.keys_projected = slice(source.keys_projected, 0, 0, n);
-        }
+        if (n != feed.size(0)) keep_first_rows(n, source, state, feed, rows);
         previous.resize(size_t(n));
         for (int64_t b = 0; b < n; ++b) {
-            bool gold = t == 0 || teacher_forcing >= 1 || rng.uniform() < teacher_forcing;
+            const bool gold = t == 0 || teacher_forcing >= 1 || rng.uniform() < teacher_forcing;
             previous[size_t(b)] = gold ? batch.tgt_in[size_t(b * T + t)] : predicted[size_t(b)];
-            steps.targets.push_back(batch.tgt_out[size_t(b * T + t)]);
+            decoded.targets.push_back(batch.tgt_out[size_t(b * T + t)]);
         }
-        Tensor embedded = decoder.dropout.forward(decoder.embedding.forward(previous, {n}));
+        const Tensor embedded = decoder.dropout.forward(decoder.embedding.forward(previous, {n}));
         const Tensor output_steps =
             config_.position_bias != 0 ? Tensor::full({n}, real(t)) : Tensor();
-        Decoder::Step s = decoder.step(embedded, state, feed, running_source, output_steps);
+        const Decoder::Step s = decoder.step(embedded, state, feed, rows, output_steps);
         state = s.state;
         feed = s.output_state;
-        steps.output_states.push_back(s.projection_input);
-        if (teacher_forcing < 1) {  // the next input may be this step's own prediction
-            NoGradGuard no_grad;
-            Tensor logits = decoder.out.forward(s.projection_input);
-            const int64_t V = logits.size(1);
-            for (int64_t b = 0; b < n; ++b) {
-                const real* row = logits.data() + b * V;
-                predicted[size_t(b)] = int32_t(std::max_element(row, row + V) - row);
-            }
-        }
+        output_states.push_back(s.projection_input);
+        // the next input may be this step's own prediction
+        if (teacher_forcing < 1) predict(decoder.out, s.projection_input, predicted);
     }
-    return steps;
+    decoded.states = output_states.size() == 1 ? output_states[0] : concat(output_states, 0);
+    return decoded;
 }
 
 // The decoder state's tensors (DecoderState::tensors): the per-row constants and the output step

@@ -26,15 +26,14 @@
 #include <string>
 #include <vector>
 
-#include "seqgrad/autograd/kernels/switches.h"
 #include "seqgrad/data/batching.h"
 #include "seqgrad/layers/attention.h"
 #include "seqgrad/layers/dropout.h"
 #include "seqgrad/layers/embedding.h"
 #include "seqgrad/layers/linear.h"
 #include "seqgrad/layers/recurrent.h"
-#include "seqgrad/models/run/config.h"
 #include "seqgrad/models/model/step_model.h"
+#include "seqgrad/models/run/config.h"
 
 namespace seqgrad {
 
@@ -167,17 +166,13 @@ class Seq2Seq : public Module, public StepModel {
     Rng& rng() const { return rng_; }
 
   private:
-    // The decoder's output states [rows, H] of steps that ran, and their targets.
+    // The decoder's output states of the steps that ran, and their targets.
     struct DecodedSteps {
-        std::vector<Tensor> output_states;  // one [n_t, *] per step: what `out` reads
-        std::vector<int32_t> targets;       // Σ n_t, time-major
+        Tensor states;                 // [Σ n_t, *], time-major: what `out` reads
+        std::vector<int32_t> targets;  // [Σ n_t]
     };
     DecodedSteps decode_teacher_forced(const Batch& batch, const EncodedSource& source,
                                        double teacher_forcing) const;
-    // Σ over the real target tokens of the cross-entropy of decoder.out(states) (fused or
-    // composed, autograd/kernels/switches.h); num_correct += the argmax hits.
-    Tensor loss_sum(const Tensor& states, const std::vector<int32_t>& targets,
-                    double label_smoothing, int64_t* num_correct) const;
 
     // model.init "normal": every weight N(0, 0.01), every bias 0
     void init_normal(Rng& rng);

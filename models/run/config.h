@@ -59,6 +59,12 @@ struct ModelConfig {
     bool attention_mask = true;
     double position_bias = 0;
     double position_bias_ratio = 1;
+    // How the layers compute, not what: the fused cell and attention ops (what training runs)
+    // or, false, their composed twins (the textbook form); the same numbers either way. Not
+    // part of a run's config.json: the commands set them from SEQGRAD_DISABLE
+    // (apps/cli/model_switches.h).
+    bool fused_cells = true;
+    bool fused_attention = true;
 
     int64_t encoder_size() const {
         return encoder_hidden_size > 0 ? encoder_hidden_size : hidden_size;

@@ -16,10 +16,10 @@ using seqgrad::testing::random_tensor;
 
 namespace {
 
-constexpr int32_t PAD = ReservedTokenIds::PAD;
-constexpr int32_t SOS = ReservedTokenIds::SOS;
-constexpr int32_t EOS = ReservedTokenIds::EOS;
-constexpr int32_t UNK = ReservedTokenIds::UNK;
+constexpr int32_t PAD = Vocab::PAD;
+constexpr int32_t SOS = Vocab::SOS;
+constexpr int32_t EOS = Vocab::EOS;
+constexpr int32_t UNK = Vocab::UNK;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 using seqgrad::testing::RandomStepModel;

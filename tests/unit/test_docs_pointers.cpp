@@ -1,16 +1,19 @@
 // The documentation's code pointers cannot go stale: every path README.md and docs/*.md name
 // exists, and every function or type they name occurs in the code (in the very file, when the
-// page gives the file). The checker itself is tested on pages with known stale pointers.
+// page gives the file). And no page — README.md, docs/*.md, bench/RESULTS.md — names an absolute
+// path of some machine. The checkers themselves are tested on pages with known problems.
 #include <doctest/doctest.h>
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "docs_pointers.h"
 
 using seqgrad::testing::check_doc_pointers;
 using seqgrad::testing::CodeIndex;
 using seqgrad::testing::DocProblem;
+using seqgrad::testing::find_machine_paths;
 
 namespace {
 
@@ -58,7 +61,8 @@ TEST_CASE("the pointer checker finds each kind of stale pointer") {
               std::string::npos);
     }
     SUBCASE("a qualified name whose member is missing") {
-        CHECK(check("`Seq2Seq::no_such_member_anywhere` in `models/model/seq2seq.cpp`\n").size() == 1);
+        CHECK(check("`Seq2Seq::no_such_member_anywhere` in `models/model/seq2seq.cpp`\n").size() ==
+              1);
     }
     SUBCASE("a name that occurs nowhere in the code") {
         // Built from two pieces, so that this file does not contain the name it looks for.
@@ -91,5 +95,42 @@ TEST_CASE("README.md and every page of docs/ point only at code that exists") {
             check_doc_pointers(page, seqgrad::testing::read_text_file(root / page), code_index());
         INFO(describe(problems));
         CHECK_MESSAGE(problems.empty(), page);
+    }
+}
+
+TEST_CASE("the machine-path checker finds absolute paths of a machine, and only those") {
+    const auto problems = find_machine_paths(
+        "docs/example.md",
+        "run `/work/wt-x/build/seqgrad train` here\n"
+        "relative: `build/seqgrad`, configs/tmp/a.json, https://example.org/home/page\n"
+        "```sh\ncd /tmp/seqgrad-run && ls\n```\n"
+        "(see /home/someone/data.tsv) and \"/root/x\", ~/work/y, /usr/include/seqgrad\n"
+        "/tmpfs and /workspace are other names; /var/tmp/z is one\n");
+    INFO(describe(problems));
+    REQUIRE(problems.size() == 5);
+    CHECK(problems[0].line == 1);
+    CHECK(problems[0].message.find("`/work/wt-x/build/seqgrad`") != std::string::npos);
+    CHECK(problems[1].line == 4);  // inside a code block too
+    CHECK(problems[1].message.find("`/tmp/seqgrad-run`") != std::string::npos);
+    CHECK(problems[2].message.find("`/home/someone/data.tsv`") != std::string::npos);
+    CHECK(problems[3].message.find("`/root/x`") != std::string::npos);
+    CHECK(problems[4].line == 7);
+    CHECK(problems[4].message.find("`/var/tmp/z`") != std::string::npos);
+}
+
+TEST_CASE("README.md, docs/ and bench/RESULTS.md name no absolute path of a machine") {
+    namespace fs = std::filesystem;
+    const fs::path root(SEQGRAD_SOURCE_DIR);
+    std::vector<std::string> pages = {"README.md", "bench/RESULTS.md"};
+    for (const auto& entry : fs::directory_iterator(root / "docs"))
+        if (entry.path().extension() == ".md")
+            pages.push_back("docs/" + entry.path().filename().string());
+    for (const auto& page : pages) {
+        REQUIRE_MESSAGE(fs::exists(root / page), page);
+        const auto problems =
+            find_machine_paths(page, seqgrad::testing::read_text_file(root / page));
+        INFO(describe(problems));
+        CHECK_MESSAGE(problems.empty(), page, ": ", problems.size(),
+                      " absolute path(s) of a machine (listed above, file:line)");
     }
 }

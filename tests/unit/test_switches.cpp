@@ -1,9 +1,11 @@
-// The switches of autograd/kernels/switches.h: every optimisation the performance ladder turns off gives
-// the same training loss and gradients as with everything on (in double, to 1e-10), for each
+// Every optimisation the performance ladder turns off (the SEQGRAD_DISABLE switches of
+// autograd/kernels/switches.h and the loss and decoder forms of bench/ladder_model.h) gives the
+// same training loss and gradients as with everything on (in double, to 1e-10), for each
 // attention kind; and a bad SEQGRAD_DISABLE value is an error naming it.
 #include <cmath>
 
 #include "batch_util.h"
+#include "ladder_variants.h"
 #include "seqgrad/autograd/kernels/switches.h"
 #include "seqgrad/data/vocab.h"
 #include "seqgrad/models/model/seq2seq.h"
@@ -23,11 +25,16 @@ struct LossAndGradients {
     std::vector<std::vector<real>> gradients;
 };
 
-// A fresh model (the same seed: the same weights) under the switches in force, one backward.
-LossAndGradients run(const std::string& attention, double label_smoothing) {
+// A fresh model (the same seed: the same weights) built and run as the variant says (its switches
+// in force), one backward.
+LossAndGradients run(const std::string& attention, double label_smoothing,
+                     const testing::LadderVariant& variant) {
+    set_switches(variant.switches);
     Rng rng(17);
-    Seq2Seq model(testing::small_model_config(attention), 13, 13, rng);
-    LossOutput out = model.forward_loss(mixed_batch(), 1.0, label_smoothing);
+    Seq2Seq model(testing::with_switches(testing::small_model_config(attention), variant), 13, 13,
+                  rng);
+    const bench::LadderModel ladder(model, variant.loss);
+    LossOutput out = ladder.forward_loss(mixed_batch(), label_smoothing);
     out.loss.backward();
     LossAndGradients r{double(out.loss.item()), out.num_tokens, out.num_correct, {}};
     for (const Tensor& p : model.parameters()) r.gradients.push_back(p.grad().to_vector());
@@ -49,21 +56,19 @@ TEST_CASE("switches: each optimisation off gives the loss and gradients of every
                            "real_tokens",
                            "one_projection",
                            "cached_keys",
-                           "shrink_batch",
+                           "sort_by_length",
                            "shared_steps",
                            "packed",
                            "small_m",
                            "buffer_pool",
                            "fused_gru,fused_loss,fused_attention,real_tokens,one_projection,"
-                           "cached_keys,shrink_batch,shared_steps,packed,small_m,buffer_pool"};
+                           "cached_keys,sort_by_length,shared_steps,packed,small_m,buffer_pool"};
     for (const char* attention : {"bahdanau", "luong_general", "luong_concat", "none"})
         for (double smoothing : {0.0, 0.1}) {
-            set_switches(Switches{});
-            const LossAndGradients all_on = run(attention, smoothing);
+            const LossAndGradients all_on = run(attention, smoothing, testing::ladder_variant(""));
             for (const char* off : names) {
                 INFO(attention << ", label smoothing " << smoothing << ", off: " << off);
-                set_switches(parse_disabled(off));
-                const LossAndGradients r = run(attention, smoothing);
+                const LossAndGradients r = run(attention, smoothing, testing::ladder_variant(off));
                 CHECK(std::fabs(r.loss - all_on.loss) <= 1e-12 * std::fabs(all_on.loss));
                 CHECK(r.tokens == all_on.tokens);
                 CHECK(r.correct == all_on.correct);
@@ -79,16 +84,49 @@ TEST_CASE("switches: each optimisation off gives the loss and gradients of every
 }
 
 TEST_CASE(
-    "switches: SEQGRAD_DISABLE names are checked, and real_tokens off implies shrink_batch off") {
+    "switches: SEQGRAD_DISABLE names are checked, and real_tokens off implies sort_by_length off") {
     CHECK(parse_disabled(nullptr).fused_gru);
     CHECK(parse_disabled("").packed);
     const Switches s = parse_disabled("packed,,small_m");
     CHECK(!s.packed);
     CHECK(!s.small_m);
     CHECK(s.shared_steps);
-    CHECK(!parse_disabled("real_tokens").shrink_batch);
+    CHECK(!bench::parse_ladder_off("real_tokens").sort_by_length);
+    CHECK(bench::parse_ladder_off("").all_on());
+    CHECK_THROWS_WITH_AS(bench::parse_ladder_off("real_token"),
+                         doctest::Contains("--ladder-off: unknown rung 'real_token'"),
+                         std::runtime_error);
+    // the ladder's loss and decoder forms are not switches of the process
+    CHECK_THROWS_WITH_AS(parse_disabled("real_tokens"),
+                         doctest::Contains("bench/train_throughput --ladder-off"), Error);
     CHECK_THROWS_WITH_AS(parse_disabled("packed,fused_grux"),
                          doctest::Contains("SEQGRAD_DISABLE: unknown name 'fused_grux' (known: "
                                            "fused_gru, fused_attention"),
                          Error);
+}
+
+TEST_CASE("switches: the layer options reach the layers through the model's constructor") {
+    for (const char* cell : {"gru", "lstm", "rnn"}) {
+        INFO(cell);
+        ModelConfig config = testing::small_model_config("bahdanau");
+        config.cell = cell;
+        apply_switches(config, parse_disabled(("fused_" + std::string(cell)).c_str()));
+        CHECK(!config.fused_cells);
+        CHECK(config.fused_attention);
+        apply_switches(config, parse_disabled("fused_attention"));
+        CHECK(config.fused_cells);
+        CHECK(!config.fused_attention);
+    }
+    ModelConfig config = testing::small_model_config("bahdanau");
+    for (bool fused : {true, false}) {
+        config.fused_cells = config.fused_attention = fused;
+        Rng rng(3);
+        Seq2Seq model(config, 13, 13, rng);
+        CHECK(model.encoder.recurrent->use_fused == fused);
+        CHECK(model.decoder.cells[0]->use_fused == fused);
+        const auto* attention =
+            dynamic_cast<const BahdanauAttention*>(model.decoder.attention.get());
+        REQUIRE(attention);
+        CHECK(attention->use_fused == fused);
+    }
 }

@@ -1,6 +1,6 @@
 // The fast product (autograd/kernels/fast/gemm.h): x Wᵀ of a few rows goes to the small-M kernel of
-// autograd/kernels/fast/gemm_kernels.h (split by output column over seqgrad's threads), everything else
-// to the reference product (one BLAS call); and the products on weights packed once.
+// autograd/kernels/fast/gemm_kernels.h (split by output column over seqgrad's threads), everything
+// else to the reference product (one BLAS call); and the products on weights packed once.
 #include "seqgrad/autograd/kernels/fast/gemm.h"
 
 #include <algorithm>
@@ -11,15 +11,15 @@
 #include <tuple>
 
 #include "seqgrad/autograd/kernels/fast/gemm_kernels.h"
-#include "seqgrad/autograd/kernels/kernels.h"
+#include "seqgrad/autograd/kernels/gemm.h"
 #include "seqgrad/autograd/kernels/parallel.h"
 #include "seqgrad/autograd/kernels/switches.h"
 
 namespace seqgrad {
 namespace {
-// SEQGRAD_GEMM_PROFILE=1 (autograd/kernels/switches.h): time every product by shape and print a table at
-// exit (stderr), to see which products a training step spends its time in. A product on packed
-// panels is listed as "NP" (not transposed, packed), with M shown as it is.
+// SEQGRAD_GEMM_PROFILE=1 (autograd/kernels/switches.h): time every product by shape and print a
+// table at exit (stderr), to see which products a training step spends its time in. A product on
+// packed panels is listed as "NP" (not transposed, packed), with M shown as it is.
 struct GemmProfile {
     using Key = std::tuple<bool, bool, int64_t, int64_t, int64_t>;
     struct Entry {
@@ -56,14 +56,14 @@ GemmProfile* gemm_profile() {
 }
 
 // x Wᵀ with at most this many rows x goes to gemm_kernels::gemm_nt_small_m instead of BLAS
-// (see autograd/kernels/fast/gemm_kernels.h for why). Measured against OpenBLAS 0.3.21 on the 2-core
-// machine, one thread, the two timed alternately (median of many calls), B cached or coming from
-// memory, N x K = 6000 x 256, 768 x 512, 768 x 256, 256 x 256: the kernel is 2-6x faster at
-// M = 1, 1.2-2.9x at M = 4-8, 1.1-6.6x at M = 12; from M = 16 on, OpenBLAS's packed panels start
-// to pay on the small shapes (256 x 256: 0.7-1.1x at M = 16, ~1x at M = 32).
-// The switch is at 8, not 12: decoding runs at M <= 5 (beam 5) or with rows dropping through
-// every M, so 9..12 gain it little, while each product moved changes the rounding of training
-// runs (docs/performance.md, "the small-M kernel").
+// (see autograd/kernels/fast/gemm_kernels.h for why). Measured against OpenBLAS 0.3.21 on the
+// 2-core machine, one thread, the two timed alternately (median of many calls), B cached or coming
+// from memory, N x K = 6000 x 256, 768 x 512, 768 x 256, 256 x 256: the kernel is 2-6x faster at M
+// = 1, 1.2-2.9x at M = 4-8, 1.1-6.6x at M = 12; from M = 16 on, OpenBLAS's packed panels start to
+// pay on the small shapes (256 x 256: 0.7-1.1x at M = 16, ~1x at M = 32). The switch is at 8, not
+// 12: decoding runs at M <= 5 (beam 5) or with rows dropping through every M, so 9..12 gain it
+// little, while each product moved changes the rounding of training runs (docs/performance.md, "the
+// small-M kernel").
 constexpr int64_t kSmallM = 8;
 
 // With seqgrad threads (set_num_threads > 1), a small-M product whose B has at least this many

@@ -1,10 +1,12 @@
-// GradientShard (autograd/kernels/fast/gradient_shard.h): per-thread gradient buffers of the leaves, for
-// data-parallel steps (models/training/data_parallel.h), and the fast kernels that use them.
+// GradientShard (autograd/kernels/fast/gradient_shard.h): per-thread gradient buffers of the
+// leaves, for data-parallel steps (models/training/data_parallel.h), and the fast kernels that use
+// them.
 //
 // A shard holds a leaf's gradient in one of two forms:
-// - dense: the whole gradient, zero-filled, once an op asks for it (Node::grad_data), as every
+// - dense: the whole gradient, zero-filled, once an op asks for it (Node::mutable_grad_data), as
+// every
 //   product's dW does;
-// - rows: only the rows written one at a time (Node::grad_row_data), as the embedding's
+// - rows: only the rows written one at a time (Node::mutable_grad_row_data), as the embedding's
 //   scatter-add does: a step writes a few hundred rows of a target embedding table of
 //   thousands, so the shard holds those, not the table.
 // A leaf asked for both in one step becomes dense (its rows are added into the dense buffer).
@@ -24,10 +26,6 @@
 #include "seqgrad/autograd/kernels/parallel.h"
 
 namespace seqgrad {
-
-namespace {
-thread_local GradientShard* g_shard = nullptr;  // installed on this thread by a Scope
-}  // namespace
 
 struct GradientShard::Entry {
     NodePtr leaf;             // kept alive while the shard holds a gradient for it
@@ -59,11 +57,9 @@ struct GradientShard::Entry {
 GradientShard::GradientShard() = default;
 GradientShard::~GradientShard() = default;
 
-GradientShard::Scope::Scope(GradientShard& shard) : previous_(g_shard) {
-    g_shard = &shard;
-}
+GradientShard::Scope::Scope(GradientShard& shard) : previous_(install_leaf_gradient_sink(&shard)) {}
 GradientShard::Scope::~Scope() {
-    g_shard = previous_;
+    install_leaf_gradient_sink(previous_);
 }
 
 GradientShard::Entry& GradientShard::entry(Node& leaf) {
@@ -79,7 +75,7 @@ GradientShard::Entry& GradientShard::entry(Node& leaf) {
     return entries_.back();
 }
 
-real* GradientShard::buffer(Node& leaf) {
+real* GradientShard::leaf_grad(Node& leaf) {
     Entry& e = entry(leaf);
     e.dirty = true;
     if (e.dense.empty()) {
@@ -89,7 +85,7 @@ real* GradientShard::buffer(Node& leaf) {
     return e.dense.data();
 }
 
-real* GradientShard::row_buffer(Node& leaf, int64_t row) {
+real* GradientShard::leaf_grad_row(Node& leaf, int64_t row) {
     Entry& e = entry(leaf);
     e.dirty = true;
     if (!e.dense.empty()) return e.dense.data() + row * e.width;
@@ -103,49 +99,49 @@ real* GradientShard::row_buffer(Node& leaf, int64_t row) {
     return e.row_values.data() + int64_t(slot) * e.width;
 }
 
-void GradientShard::reduce_into_leaves(const std::vector<GradientShard*>& shards, int threads) {
-    // The plan, made once before any thread starts: every leaf a shard wrote, in order of first
-    // appearance, with its cost (a leaf dense in any shard: every element; else its rows), cut
-    // into `threads` parts of about equal cost. A leaf dense anywhere may be cut between rows (a
-    // 6 MB output projection is a third of config (a)'s parameters and would otherwise leave one
-    // thread with most of the work); a leaf held only as rows goes whole to one part. Each
-    // element of each .grad is then in exactly one part, for every shard, so no two threads
-    // ever add into the same place, and each element sums the shards in the order given (the
-    // result does not depend on thread timing).
-    struct Leaf {
-        Node* node;
-        int64_t width, rows;
-        bool dense;
-        int64_t cost;
-    };
-    std::vector<Leaf> leaves;
-    int64_t total = 0;
+// A leaf some shard wrote since the last reduce, and the cost of adding it into .grad: every
+// element when it is dense in any shard, else the rows written.
+struct GradientShard::LeafToReduce {
+    Node* node;
+    int64_t width, rows;
+    bool dense;
+    int64_t cost;
+};
+// Rows [row_begin, row_end) of one leaf: a piece of one thread's part of the work.
+struct GradientShard::Cut {
+    const LeafToReduce* leaf;
+    int64_t row_begin, row_end;
+};
+
+std::vector<GradientShard::LeafToReduce> GradientShard::leaves_written(
+    const std::vector<GradientShard*>& shards) {
+    std::vector<LeafToReduce> leaves;
     for (const GradientShard* shard : shards)
         for (const Entry& e : shard->entries_) {
             if (!e.dirty) continue;
             auto it = std::find_if(leaves.begin(), leaves.end(),
-                                   [&](const Leaf& l) { return l.node == e.leaf.get(); });
+                                   [&](const LeafToReduce& l) { return l.node == e.leaf.get(); });
             if (it == leaves.end()) {
                 leaves.push_back({e.leaf.get(), e.width, e.leaf->numel() / e.width, false, 0});
                 it = leaves.end() - 1;
             }
-            total -= it->cost;
             it->dense |= !e.dense.empty();
             it->cost =
                 it->dense ? e.leaf->numel() : it->cost + int64_t(e.written_rows.size()) * e.width;
-            total += it->cost;
         }
-    struct Cut {
-        const Leaf* leaf;
-        int64_t row_begin, row_end;
-    };
-    const int parts = std::max(1, threads);
+    return leaves;
+}
+
+std::vector<std::vector<GradientShard::Cut>> GradientShard::cut_into_parts(
+    const std::vector<LeafToReduce>& leaves, int parts) {
+    int64_t total = 0;
+    for (const LeafToReduce& leaf : leaves) total += leaf.cost;
     std::vector<std::vector<Cut>> cuts(static_cast<size_t>(parts));
     const double per_part = double(total) / double(parts);
     double filled = 0;  // cost given to parts so far
     int part = 0;
     auto boundary = [&] { return per_part * double(part + 1); };
-    for (const Leaf& leaf : leaves) {
+    for (const LeafToReduce& leaf : leaves) {
         if (!leaf.dense) {
             cuts[size_t(part)].push_back({&leaf, 0, leaf.rows});
             filled += double(leaf.cost);
@@ -164,36 +160,53 @@ void GradientShard::reduce_into_leaves(const std::vector<GradientShard*>& shards
         }
         while (part + 1 < parts && filled >= boundary()) ++part;
     }
+    return cuts;
+}
 
-    GradientShard* installed = g_shard;  // the leaves' own .grad, even on a shard's thread
-    g_shard = nullptr;
-    for (const Leaf& leaf : leaves) leaf.node->grad_data();  // allocated here, not in a race
-    g_shard = installed;
+void GradientShard::add_into_grad(const Cut& cut, const std::vector<GradientShard*>& shards) {
+    const int64_t width = cut.leaf->width;
+    real* grad = cut.leaf->node->grad.data();
+    for (GradientShard* shard : shards)
+        for (Entry& e : shard->entries_) {
+            if (e.leaf.get() != cut.leaf->node || !e.dirty) continue;
+            if (!e.dense.empty()) {  // grad += dense, which is cleared as it is read
+                real* values = e.dense.data();
+                for (int64_t i = cut.row_begin * width; i < cut.row_end * width; ++i) {
+                    grad[i] += values[i];
+                    values[i] = 0;
+                }
+                continue;
+            }
+            for (size_t s = 0; s < e.written_rows.size(); ++s) {
+                const int64_t r = e.written_rows[s];
+                if (r < cut.row_begin || r >= cut.row_end) continue;
+                real* row = grad + r * width;
+                const real* values = e.row_values.data() + int64_t(s) * width;
+                for (int64_t j = 0; j < width; ++j) row[j] += values[j];
+            }
+        }
+}
+
+void GradientShard::reduce_into_leaves(const std::vector<GradientShard*>& shards, int threads) {
+    // The plan, made once before any thread starts: every leaf a shard wrote, in order of first
+    // appearance, with its cost (a leaf dense in any shard: every element; else its rows), cut
+    // into `threads` parts of about equal cost. A leaf dense anywhere may be cut between rows (a
+    // 6 MB output projection is a third of config (a)'s parameters and would otherwise leave one
+    // thread with most of the work); a leaf held only as rows goes whole to one part. Each
+    // element of each .grad is then in exactly one part, for every shard, so no two threads
+    // ever add into the same place, and each element sums the shards in the order given (the
+    // result does not depend on thread timing).
+    const std::vector<LeafToReduce> leaves = leaves_written(shards);
+    const int parts = std::max(1, threads);
+    const std::vector<std::vector<Cut>> cuts = cut_into_parts(leaves, parts);
+
+    // the leaves' own .grad, even on a shard's thread: allocated here, not in a race
+    LeafGradientSink* installed = install_leaf_gradient_sink(nullptr);
+    for (const LeafToReduce& leaf : leaves) leaf.node->mutable_grad_data();
+    install_leaf_gradient_sink(installed);
 
     parallel_run(parts, [&](int k) {
-        for (const Cut& cut : cuts[size_t(k)]) {
-            const int64_t width = cut.leaf->width;
-            real* grad = cut.leaf->node->grad.data();
-            for (GradientShard* shard : shards)
-                for (Entry& e : shard->entries_) {
-                    if (e.leaf.get() != cut.leaf->node || !e.dirty) continue;
-                    if (!e.dense.empty()) {  // grad += dense, which is cleared as it is read
-                        real* values = e.dense.data();
-                        for (int64_t i = cut.row_begin * width; i < cut.row_end * width; ++i) {
-                            grad[i] += values[i];
-                            values[i] = 0;
-                        }
-                        continue;
-                    }
-                    for (size_t s = 0; s < e.written_rows.size(); ++s) {
-                        const int64_t r = e.written_rows[s];
-                        if (r < cut.row_begin || r >= cut.row_end) continue;
-                        real* row = grad + r * width;
-                        const real* values = e.row_values.data() + int64_t(s) * width;
-                        for (int64_t j = 0; j < width; ++j) row[j] += values[j];
-                    }
-                }
-        }
+        for (const Cut& cut : cuts[size_t(k)]) add_into_grad(cut, shards);
     });
     for (GradientShard* shard : shards)
         for (Entry& e : shard->entries_) {
@@ -214,18 +227,7 @@ int64_t GradientShard::resident_bytes() const {
     return int64_t(values * sizeof(real));
 }
 
-GradientShard* GradientShard::installed() {
-    return g_shard;
-}
-
-// ---- the fast kernels (autograd/kernels/kernels.h) -------------------------------------------------
-
-real* kernels::fast::leaf_grad_elsewhere(Node& leaf) {
-    return g_shard ? g_shard->buffer(leaf) : nullptr;
-}
-real* kernels::fast::leaf_grad_row_elsewhere(Node& leaf, int64_t row) {
-    return g_shard ? g_shard->row_buffer(leaf, row) : nullptr;
-}
+// ---- the fast kernel (autograd/kernels/kernels.h) -----------------------------------------------
 
 // Shard k > 0 accumulates its leaves' gradients into shards[k - 1]; shard 0 into .grad.
 struct kernels::ParallelGradients::State {

@@ -1,11 +1,12 @@
 // GradientShard: gradients of leaves (the parameters) kept apart, for one thread of a
-// data-parallel step (the fast version of kernels::run_gradient_shards, autograd/kernels/kernels.h).
+// data-parallel step (the fast version of kernels::run_gradient_shards,
+// autograd/kernels/kernels.h).
 //
 // While a shard is installed on a thread (GradientShard::Scope), every gradient that ops on that
 // thread accumulate into a leaf goes into the shard's own zero-initialised buffer for that leaf
-// instead of the leaf's .grad (Node::grad_data asks kernels::leaf_grad_elsewhere), so that
-// several threads can run forward and backward over the same parameters at once without a lock;
-// reduce_into_leaves then adds the shards into the leaves' .grad. Non-leaf gradients are per
+// instead of the leaf's .grad (the shard is the thread's LeafGradientSink, autograd/tensor.h), so
+// that several threads can run forward and backward over the same parameters at once without a
+// lock; reduce_into_leaves then adds the shards into the leaves' .grad. Non-leaf gradients are per
 // graph, hence per thread, anyway.
 #pragma once
 
@@ -16,7 +17,7 @@
 
 namespace seqgrad {
 
-class GradientShard {
+class GradientShard : public LeafGradientSink {
   public:
     GradientShard();
     ~GradientShard();
@@ -31,16 +32,14 @@ class GradientShard {
         Scope& operator=(const Scope&) = delete;
 
       private:
-        GradientShard* previous_;
+        LeafGradientSink* previous_;
     };
 
-    // The shard installed on the calling thread, or nullptr.
-    static GradientShard* installed();
     // The shard's whole gradient of `leaf`, allocated and zero-filled on first use.
-    real* buffer(Node& leaf);
-    // Row `row` of the shard's gradient of `leaf` (Node::grad_row_data): zero-filled on first
-    // use, and only the rows written are kept, unless the whole gradient was asked for too.
-    real* row_buffer(Node& leaf, int64_t row);
+    real* leaf_grad(Node& leaf) override;
+    // Row `row` of the shard's gradient of `leaf` (Node::mutable_grad_row_data): zero-filled on
+    // first use, and only the rows written are kept, unless the whole gradient was asked for too.
+    real* leaf_grad_row(Node& leaf, int64_t row) override;
     // .grad += shard for every leaf this shard holds a gradient for (allocating .grad if
     // needed); the shard is cleared for the next step.
     void reduce_into_leaves() { reduce_into_leaves({this}, 1); }
@@ -57,6 +56,13 @@ class GradientShard {
   private:
     struct Entry;
     Entry& entry(Node& leaf);
+    // The steps of reduce_into_leaves: the leaves written, cut into parts, each cut added.
+    struct LeafToReduce;
+    struct Cut;
+    static std::vector<LeafToReduce> leaves_written(const std::vector<GradientShard*>& shards);
+    static std::vector<std::vector<Cut>> cut_into_parts(const std::vector<LeafToReduce>& leaves,
+                                                        int parts);
+    static void add_into_grad(const Cut& cut, const std::vector<GradientShard*>& shards);
     std::vector<Entry> entries_;
 };
 

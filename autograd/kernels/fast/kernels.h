@@ -13,10 +13,7 @@
 
 namespace seqgrad::kernels::fast {
 
-// autograd/kernels/fast/gradient_shard.cpp
-real* leaf_grad_elsewhere(Node& leaf);
-real* leaf_grad_row_elsewhere(Node& leaf, int64_t row);
-// (and kernels::ParallelGradients)
+// (kernels::ParallelGradients: autograd/kernels/fast/gradient_shard.cpp)
 
 // autograd/kernels/fast/optimizer_kernels.cpp: the optimizers' passes, equal to optim/'s loops
 void adam_update(const AdamStep& step, const std::vector<AdamArrays>& params, bool zero_grads);

@@ -1,6 +1,6 @@
-// shared_over_steps and the products that know about it (see autograd/kernels/fast/shared_over_steps.h;
-// why and what it bought: docs/performance.md, "one weight-gradient product over all steps" and
-// "packed weights for thin products").
+// shared_over_steps and the products that know about it (see
+// autograd/kernels/fast/shared_over_steps.h; why and what it bought: docs/performance.md, "one
+// weight-gradient product over all steps" and "packed weights for thin products").
 #include "seqgrad/autograd/kernels/fast/shared_over_steps.h"
 
 #include <fmt/format.h>
@@ -54,7 +54,7 @@ struct SharedOverSteps final : NodeExtension {
         inputs.clear();
     }
     void append(const real* dY, const NodePtr& x, int64_t n, Node& view) {
-        if (rows > 0 && rows + n > capacity) flush(view.parent(0).grad_data());
+        if (rows > 0 && rows + n > capacity) flush(view.parent(0).mutable_grad_data());
         if (n > capacity) {
             // kFlushRows rows, rounded up to fill the buffer pool's power-of-two size class
             size_t size = 1;
@@ -177,7 +177,7 @@ void accumulate_weight_grad(Node& out, size_t w, size_t x, const real* dY, int64
     if (SharedOverSteps* held = state_of(weight))
         held->append(dY, out.parents[x], rows, weight);
     else
-        gemm(true, false, N, K, rows, 1, dY, out.parent(x).data, 1, weight.grad_data());
+        gemm(true, false, N, K, rows, 1, dY, out.parent(x).data, 1, weight.mutable_grad_data());
 }
 
 }  // namespace seqgrad::kernels::fast

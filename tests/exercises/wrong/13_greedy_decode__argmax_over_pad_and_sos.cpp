@@ -4,7 +4,7 @@
 //
 // `state` holds one row per sentence (N rows); model.step(previous_tokens, state) advances
 // every row by one token and returns log_probs [N', V] for the N' rows you passed (it updates
-// `state` in place). Start every row with SOS (ReservedTokenIds, models/decoding/decoding.h:
+// `state` in place). Start every row with SOS (Vocab::SOS, data/vocab.h:
 // PAD 0, SOS 1, EOS 2). At each step each running row takes its argmax token (never PAD or SOS;
 // on a tie the smallest id). A row that produced EOS is finished: stop feeding it (keep only
 // the running rows with select_rows(state, rows), models/model/step_model.h). Stop when every
@@ -16,7 +16,7 @@ namespace seqgrad::exercises {
 
 std::vector<std::vector<int32_t>> greedy_decode(const StepModel& model, DecoderState state,
                                                 int max_length) {
-    using Ids = ReservedTokenIds;
+    using Ids = Vocab;
     const int64_t N = state.rows();
     std::vector<std::vector<int32_t>> out(static_cast<size_t>(N));
     std::vector<int32_t> running(static_cast<size_t>(N)),

@@ -1,0 +1,196 @@
+// The includes of the library point only down, so the architecture drawn in the design card
+// stays true of the code:
+//   - between folders: apps -> models -> layers, optim, data -> autograd; data and autograd
+//     include nothing of the others;
+//   - inside autograd/, between its floors (lowest first):
+//       base       real, error, shape, rng, broadcast: sizes and errors, no tensors
+//       kernel     the buffer pool, the switches, the thread pool, gemm, the reference row
+//                  kernels, and the fast products and row kernels: loops over arrays, no graph
+//       graph      tensor: the node, the graph, backward, and the two hooks the kernels below
+//                  the seam plug into (NodeExtension, LeafGradientSink)
+//       seam       the kernel interface (autograd/kernels/kernels.h), its reference and fast
+//                  versions of the kernels that work on graph nodes
+//       ops        the ops, the fused ops, gradcheck: call the interface, name no fast kernel
+//     A file includes only files of its own floor or lower;
+//   - no file of the library outside autograd/kernels/ includes autograd/kernels/fast/ (the fast
+//     kernels are reached through the interface only; tests and benchmarks may look inside).
+// The checker itself is tested on includes that break each rule.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Include {
+    std::string from;  // repository path of the including file, e.g. autograd/tensor.cpp
+    int line;
+    std::string to;  // repository path of the included file, e.g. autograd/shape.h
+};
+
+// The #include "seqgrad/..." and "apps/..." lines of `text`, as repository paths.
+std::vector<Include> includes_of(const std::string& from, const std::string& text) {
+    static const std::regex include(R"(^\s*#\s*include\s*[<"](seqgrad/)?(apps/[^">]+|[^">]+)[">])");
+    std::vector<Include> out;
+    std::istringstream in(text);
+    std::string line;
+    for (int n = 1; std::getline(in, line); ++n) {
+        std::smatch m;
+        if (!std::regex_search(line, m, include)) continue;
+        const bool ours = m[1].matched || m[2].str().rfind("apps/", 0) == 0;
+        if (ours) out.push_back({from, n, m[2].str()});
+    }
+    return out;
+}
+
+std::string top_folder(const std::string& path) {
+    return path.substr(0, path.find('/'));
+}
+
+// The floor of a file of autograd/ (higher includes lower); see the comment at the top.
+int autograd_floor(const std::string& path) {
+    const std::string name = fs::path(path).stem().string();
+    const std::string file = fs::path(path).filename().string();
+    const bool in_kernels = path.rfind("autograd/kernels/", 0) == 0;
+    const bool in_fast = path.rfind("autograd/kernels/fast/", 0) == 0;
+    if (!in_kernels) {
+        if (name == "real" || name == "error" || name == "shape" || name == "rng" ||
+            name == "broadcast")
+            return 0;
+        if (name == "tensor") return 2;
+        return 4;  // ops, fused ops, gradcheck, and whatever else is built on them
+    }
+    if (in_fast) {
+        if (file == "simd.h" || file == "vector_kernels.h" || name == "gemm" ||
+            file == "gemm_kernels.h")
+            return 1;
+        return 3;  // the fast kernels that work on graph nodes
+    }
+    if (name == "buffer_pool" || name == "switches" || name == "parallel" || name == "gemm" ||
+        file == "kernels_reference.h")
+        return 1;
+    return 3;  // the interface and the reference kernels on nodes
+}
+
+const char* floor_name(int floor) {
+    static const char* names[] = {"base", "kernel", "graph", "seam", "ops"};
+    return names[floor];
+}
+
+// Every include that runs against the rules, one line each: "file:line: why".
+std::vector<std::string> check_includes(const std::vector<Include>& includes) {
+    // What each folder may include besides itself.
+    auto allowed = [](const std::string& from, const std::string& to) {
+        if (from == to || from == "apps") return true;
+        if (from == "models")
+            return to == "layers" || to == "optim" || to == "data" || to == "autograd";
+        if (from == "layers" || from == "optim") return to == "autograd";
+        return false;  // data, autograd
+    };
+    std::vector<std::string> problems;
+    for (const Include& inc : includes) {
+        const std::string where =
+            inc.from + ":" + std::to_string(inc.line) + ": includes " + inc.to + ": ";
+        const std::string from = top_folder(inc.from), to = top_folder(inc.to);
+        if (!allowed(from, to)) {
+            problems.push_back(where + from + "/ may not include " + to + "/ (arrows point down)");
+            continue;
+        }
+        const bool to_fast = inc.to.rfind("autograd/kernels/fast/", 0) == 0;
+        if (to_fast && inc.from.rfind("autograd/kernels/", 0) != 0) {
+            problems.push_back(where +
+                               "only autograd/kernels/ reaches the fast kernels; call the "
+                               "interface, autograd/kernels/kernels.h");
+            continue;
+        }
+        if (from == "autograd" && to == "autograd") {
+            const int a = autograd_floor(inc.from), b = autograd_floor(inc.to);
+            if (b > a)
+                problems.push_back(where + "the " + floor_name(a) + " floor includes the " +
+                                   floor_name(b) + " floor above it");
+        }
+    }
+    return problems;
+}
+
+std::string read_file(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+    std::string out;
+    for (const auto& l : lines) out += l + "\n";
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("the include checker finds each kind of include that runs up") {
+    auto check = [](const std::string& from, const std::string& text) {
+        return check_includes(includes_of(from, text));
+    };
+    CHECK(check("autograd/ops_matmul.cpp",
+                "#include \"seqgrad/autograd/kernels/kernels.h\"\n#include <vector>\n")
+              .empty());
+    CHECK(check("models/run/config.cpp", "#include \"seqgrad/data/utf8.h\"\n").empty());
+    SUBCASE("a core file that includes a fast kernel") {
+        const auto problems = check("autograd/ops_matmul.cpp",
+                                    "\n#include \"seqgrad/autograd/kernels/fast/gemm.h\"\n");
+        REQUIRE(problems.size() == 1);
+        CHECK(problems[0].find("autograd/ops_matmul.cpp:2:") == 0);
+        CHECK(problems[0].find("kernels/kernels.h") != std::string::npos);
+    }
+    SUBCASE("a layer that includes a fast kernel") {
+        CHECK(check("layers/linear.cpp", "#include \"seqgrad/autograd/kernels/fast/kernels.h\"\n")
+                  .size() == 1);
+    }
+    SUBCASE("the graph that includes the kernel interface") {
+        const auto problems =
+            check("autograd/tensor.cpp", "#include \"seqgrad/autograd/kernels/kernels.h\"\n");
+        REQUIRE(problems.size() == 1);
+        CHECK(problems[0].find("the graph floor includes the seam floor") != std::string::npos);
+    }
+    SUBCASE("a shape file that includes the graph") {
+        CHECK(check("autograd/shape.cpp", "#include \"seqgrad/autograd/tensor.h\"\n").size() == 1);
+    }
+    SUBCASE("a kernel utility that includes the graph") {
+        CHECK(check("autograd/kernels/switches.cpp", "#include \"seqgrad/autograd/tensor.h\"\n")
+                  .size() == 1);
+    }
+    SUBCASE("a folder that includes one above it") {
+        CHECK(check("autograd/tensor.h", "#include \"seqgrad/layers/linear.h\"\n").size() == 1);
+        CHECK(check("data/vocab.cpp", "#include \"seqgrad/autograd/tensor.h\"\n").size() == 1);
+        CHECK(check("layers/linear.cpp", "#include \"seqgrad/models/model/seq2seq.h\"\n").size() ==
+              1);
+        CHECK(check("models/model/seq2seq.cpp", "#include \"apps/plot/plot.h\"\n").size() == 1);
+    }
+}
+
+TEST_CASE("every include of the library points down") {
+    const fs::path root(SEQGRAD_SOURCE_DIR);
+    std::vector<Include> includes;
+    int files = 0;
+    for (const char* folder : {"autograd", "layers", "optim", "models", "data", "apps"}) {
+        for (const auto& entry : fs::recursive_directory_iterator(root / folder)) {
+            const std::string ext = entry.path().extension().string();
+            if (!entry.is_regular_file() || (ext != ".h" && ext != ".cpp")) continue;
+            const std::string path = fs::relative(entry.path(), root).generic_string();
+            const auto found = includes_of(path, read_file(entry.path()));
+            includes.insert(includes.end(), found.begin(), found.end());
+            ++files;
+        }
+    }
+    CHECK(files > 100);
+    CHECK(includes.size() > 300);
+    const auto problems = check_includes(includes);
+    INFO(joined(problems));
+    CHECK_MESSAGE(problems.empty(), problems.size(), " include(s) run up (listed above)");
+}
