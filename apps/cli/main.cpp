@@ -7,6 +7,7 @@
 #include <map>
 
 #include "apps/cli/commands.h"
+#include "seqgrad/autograd/kernels/switches.h"
 
 namespace {
 
@@ -70,6 +71,10 @@ int main(int argc, char** argv) {
         return 2;
     }
     try {
+        // SEQGRAD_DISABLE is read here, once, for every command: the kernels' switches (buffer
+        // pool, packed products, ...) take effect before the first tensor exists. The model's
+        // own options (fused cells and attention) are set by whoever builds the model.
+        switches();
         return it->second(Argv(argv + 2, argv + argc));
     } catch (const std::exception& e) {
         fmt::print(stderr, "seqgrad {}: error: {}\n", argv[1], e.what());
