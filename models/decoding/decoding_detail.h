@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -38,13 +39,17 @@ double hypothesis_score(double log_prob, size_t length, const std::vector<double
                         const DecodeOptions& options);
 
 // What model.step returned, checked, with the attention columns of each sentence known.
+// It owns the step's result: the pointers below point into its tensors, which must outlive
+// every read of them (a temporary StepResult would free them at the end of the statement).
 struct StepOutput {
+    StepResult result;
     const real* log_probs = nullptr;  // [N, V]
     int64_t vocab = 0;
     const real* attention = nullptr;  // [N, S] or nullptr
     int64_t attention_width = 0;      // S
 
-    StepOutput(const StepResult& result, int64_t rows, int64_t vocab_size, const char* who) {
+    StepOutput(StepResult step_result, int64_t rows, int64_t vocab_size, const char* who)
+        : result(std::move(step_result)) {
         const Tensor& lp = result.log_probs;
         if (!lp.defined() || lp.rank() != 2 || lp.size(0) != rows || lp.size(1) != vocab_size ||
             vocab_size <= Vocab::UNK)

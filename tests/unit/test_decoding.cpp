@@ -7,6 +7,7 @@
 #include <numeric>
 #include <set>
 
+#include "seqgrad/autograd/kernels/switches.h"
 #include "seqgrad/models/decoding/decoding.h"
 #include "step_models.h"
 #include "test_util.h"
@@ -405,6 +406,39 @@ TEST_CASE("a sentence's output does not depend on which sentences share its batc
     for (size_t i = 0; i < ids.size(); ++i)
         for (size_t j = 0; j < mixed[i].size(); ++j)
             check_same(mixed[i][j], together[size_t(ids[i])][j], false);
+}
+
+// Decoding reads each step's log-probs and attention through raw pointers: the step's result
+// must stay alive while they are read. With the buffer pool on, a freed buffer keeps its values
+// until it is reused, which hid a read after free; with the pool off the memory goes back to the
+// allocator (and under AddressSanitizer any such read is reported).
+TEST_CASE("decoding gives the same output with the buffer pool off: no read after free") {
+    RandomStepModel model(5, /*eos_bias=*/0.8);
+    DecodeOptions options;
+    options.beam_size = 3;
+    options.nbest = 3;
+    options.max_length = 15;
+    auto decode = [&] {
+        return std::make_pair(
+            greedy_decode(model, model.initial_state(kSentenceIds, kSourceLengths), options,
+                          kSourceLengths),
+            beam_search(model, model.initial_state(kSentenceIds, kSourceLengths), options,
+                        kSourceLengths));
+    };
+    const auto pooled = decode();
+    const Switches saved = switches();
+    Switches off = saved;
+    off.buffer_pool = false;
+    set_switches(off);
+    const auto unpooled = decode();
+    set_switches(saved);
+    for (size_t s = 0; s < kSentenceIds.size(); ++s) {
+        CAPTURE(s);
+        check_same(pooled.first[s], unpooled.first[s]);
+        REQUIRE(pooled.second[s].size() == unpooled.second[s].size());
+        for (size_t i = 0; i < pooled.second[s].size(); ++i)
+            check_same(pooled.second[s][i], unpooled.second[s][i]);
+    }
 }
 
 TEST_CASE("min_length masks EOS until a hypothesis is long enough") {
