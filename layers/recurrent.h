@@ -136,8 +136,8 @@ class Recurrent : public Module {
     bool use_fused;
     // true (fused path): rows run sorted by decreasing length (see forward); false: in the given
     // order, every step on every row, so that step_states are the recurrence's own tensors
-    // (what gradient-flow studies need: apps/studies/gradflow.cpp turns this off while it
-    // measures). Off by default only under SEQGRAD_DISABLE=shrink_batch.
+    // (what gradient-flow studies need: apps/studies/gradflow.cpp turns this off while it measures).
+    // Off by default only under SEQGRAD_DISABLE=shrink_batch.
     bool sort_by_length = switches().shrink_batch;
 
     using Weights = CellWeights;
