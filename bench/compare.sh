@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/compare.sh — seqgrad vs PyTorch on the same model, data and step (issue 7).
+# bench/compare.sh — seqgrad vs PyTorch on the same model, data and step.
 #
 # One invocation measures and prints, as markdown ready to paste into bench/RESULTS.md:
 #   1. training: ours and bench/torch_baseline.py alternately (ours, torch, ours, torch, ...

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""PyTorch baseline for seqgrad's benchmarks (issue 7).
+"""PyTorch baseline for seqgrad's benchmarks (bench/compare.sh).
 
 Run with Debian's PyTorch (`apt-get install -y python3-torch`, /usr/bin/python3).
 PyTorch is used ONLY here: never by the build, the tests or CI.

@@ -4,7 +4,7 @@
 # s the source position, t the output step, r = model.position_bias_ratio the expected target
 # tokens per source token, measured here on the training split (tokens + EOS, both sides).
 # eng-fra (French -> English, word level), a smaller model than configs/eng-fra.json (E = H = A
-# = 128) so that 9 runs fit the budget; BLEU of beam 5 (the config's decoding) on the test set.
+# = 128) so that the 9 runs stay short; BLEU of beam 5 (the config's decoding) on the test set.
 #   full: beta = 0, 0.1, 1; seeds 1 2 3; 8 epochs (early stopping, patience 3)  (9 runs of ~2 min
 #         on an idle machine)
 #   quick: beta = 0, 0.1; seed 1; 1 epoch, hidden 32; 100 test sentences        (~20 s)

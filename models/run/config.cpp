@@ -167,6 +167,225 @@ void check_task_keys(const SectionReader& r, const DataConfig& d, const std::str
                     source, key, d.tokenizer));
 }
 
+// The "data" section: every key it may hold, with its type and range, and the checks across keys.
+DataConfig read_data(const json& j, const std::string& source) {
+    DataConfig d;
+    SectionReader r(j, "data", source);
+    r.choice("task", d.task, {"dates", "tsv"});
+    r.string("train", d.train);
+    r.string("valid", d.valid);
+    r.string("test", d.test);
+    r.integer("source_column", d.source_column, 0, 1);
+    r.integer("columns", d.columns, 2, 64);
+    r.choice("tokenizer", d.tokenizer, {"char", "word", "bpe"});
+    // BPE text is cased by default: it goes through the reversible pre-tokeniser.
+    if (d.tokenizer == "bpe") d.lowercase = false;
+    r.boolean("lowercase", d.lowercase);
+    r.boolean("strip_accents", d.strip_accents);
+    r.boolean("separate_punctuation", d.separate_punctuation);
+    r.integer("min_freq", d.min_freq, 1);
+    r.integer("max_vocab", d.max_vocab, 0);
+    r.integer("max_source_len", d.max_source_len, 1);
+    r.integer("max_target_len", d.max_target_len, 1);
+    r.choice("bad_lines", d.bad_lines, {"fail", "skip"});
+    r.integer("bpe_merges", d.bpe_merges, 1);
+    r.boolean("bpe_joint", d.bpe_joint);
+    r.integer("dates_train", d.dates_train, 1);
+    r.integer("dates_valid", d.dates_valid, 1);
+    r.integer("dates_test", d.dates_test, 1);
+    r.seed("dates_seed", d.dates_seed);
+    r.finish();
+    if (d.tokenizer == "bpe" && d.separate_punctuation)
+        throw Error(fmt::format(
+            "{}: data.separate_punctuation: must be false with data.tokenizer \"bpe\" (its "
+            "reversible pre-tokeniser splits punctuation off itself)",
+            source));
+    check_task_keys(r, d, source);
+    if (d.task == "tsv" && (d.train.empty() || d.valid.empty()))
+        throw Error(
+            fmt::format("{}: data.train and data.valid: required when data.task is "
+                        "\"tsv\" (paths to source<TAB>target files)",
+                        source));
+    return d;
+}
+
+// The "model" section: every key it may hold, with its type and range, and the checks across keys.
+ModelConfig read_model(const json& j, const std::string& source) {
+    ModelConfig m;
+    SectionReader r(j, "model", source);
+    r.choice("cell", m.cell, {"gru", "lstm", "rnn"});
+    r.integer("embedding_size", m.embedding_size, 1);
+    r.integer("hidden_size", m.hidden_size, 1);
+    r.integer("encoder_hidden_size", m.encoder_hidden_size, 0);
+    r.integer("encoder_layers", m.encoder_layers, 1, 8);
+    r.integer("decoder_layers", m.decoder_layers, 1, 8);
+    r.boolean("bidirectional", m.bidirectional);
+    r.choice("attention", m.attention,
+             {"bahdanau", "luong_dot", "luong_general", "luong_concat", "none"});
+    r.integer("attention_size", m.attention_size, 1);
+    r.boolean("luong_scaled", m.luong_scaled);
+    r.boolean("input_feeding", m.input_feeding);
+    r.boolean("attention_bias", m.attention_bias);
+    r.choice("output_layer", m.output_layer, {"plain", "deep"});
+    r.choice("init", m.init, {"pytorch", "normal"});
+    r.number("dropout", m.dropout, 0, 0.95);
+    r.boolean("attention_mask", m.attention_mask);
+    r.number("position_bias", m.position_bias, 0, INFINITY);
+    r.number("position_bias_ratio", m.position_bias_ratio, 0, INFINITY, false);
+    r.finish();
+    if (r.given("attention_bias") && !m.attention_bias && m.attention != "bahdanau")
+        throw Error(fmt::format(
+            "{}: model.attention_bias: only read with model.attention \"bahdanau\" (the "
+            "attention is \"{}\"); remove the key or set model.attention to \"bahdanau\"",
+            source, m.attention));
+    if (m.attention == "none" && (!m.attention_mask || m.position_bias != 0))
+        throw Error(fmt::format(
+            "{}: model.attention_mask / model.position_bias: only with attention (model."
+            "attention is \"none\")",
+            source));
+    return m;
+}
+
+// The "train" section: every key it may hold, with its type and range, and the checks across keys.
+TrainConfig read_train(const json& j, const std::string& source) {
+    TrainConfig t;
+    SectionReader r(j, "train", source);
+    r.integer("batch_size", t.batch_size, 1);
+    r.integer("bucket_chunk", t.bucket_chunk, 0);
+    r.integer("epochs", t.epochs, 1);
+    r.integer64("max_steps", t.max_steps, 0);
+    r.choice("optimizer", t.optimizer, {"adam", "adamw", "sgd"});
+    r.number("lr", t.lr, 0, INFINITY, false);
+    r.number("weight_decay", t.weight_decay, 0, INFINITY);
+    r.number("momentum", t.momentum, 0, 1);
+    r.number("clip_norm", t.clip_norm, 0, INFINITY);
+    r.choice("schedule", t.schedule, {"constant", "step", "inverse_sqrt", "cosine", "plateau"});
+    r.integer64("warmup_steps", t.warmup_steps, 0);
+    r.integer64("decay_steps", t.decay_steps, 1);
+    r.number("decay_factor", t.decay_factor, 0, 1, false);
+    r.number("min_lr", t.min_lr, 0, INFINITY);
+    r.number("teacher_forcing", t.teacher_forcing, 0, 1);
+    r.number("label_smoothing", t.label_smoothing, 0, 1);
+    r.integer("log_every", t.log_every, 1);
+    r.integer("validate_every", t.validate_every, 0);
+    r.integer("patience", t.patience, 0);
+    r.seed("seed", t.seed);
+    r.integer("threads", t.threads, 1, 256);
+    r.choice("parallel", t.parallel, {"data", "blas"});
+    r.integer("max_valid_decode", t.max_valid_decode, 0);
+    r.finish();
+    return t;
+}
+
+// The "decode" section: every key it may hold, with its type and range, and the checks across keys.
+DecodeConfig read_decode(const json& j, const std::string& source) {
+    DecodeConfig d;
+    SectionReader r(j, "decode", source);
+    r.integer("beam_size", d.beam_size, 1, 256);
+    r.number("alpha", d.alpha, 0, 10);
+    r.choice("length_penalty", d.length_penalty, {"none", "average", "gnmt"});
+    r.integer("max_length", d.max_length, 1);
+    r.number("max_length_factor", d.max_length_factor, 0, 100);
+    r.finish();
+    return d;
+}
+
+// The "output" section: every key it may hold, with its type and range, and the checks across keys.
+OutputConfig read_output(const json& j, const std::string& source) {
+    OutputConfig o;
+    SectionReader r(j, "output", source);
+    r.string("run_dir", o.run_dir);
+    r.integer("explore", o.explore, 0, 100000);
+    r.finish();
+    if (o.run_dir.empty())
+        throw Error(fmt::format("{}: output.run_dir: expected a non-empty path", source));
+    return o;
+}
+
+// Each section as the JSON object from_json reads back.
+json as_json(const DataConfig& d) {
+    return json{{"task", d.task},
+                {"train", d.train},
+                {"valid", d.valid},
+                {"test", d.test},
+                {"source_column", d.source_column},
+                {"columns", d.columns},
+                {"tokenizer", d.tokenizer},
+                {"lowercase", d.lowercase},
+                {"strip_accents", d.strip_accents},
+                {"separate_punctuation", d.separate_punctuation},
+                {"min_freq", d.min_freq},
+                {"max_vocab", d.max_vocab},
+                {"max_source_len", d.max_source_len},
+                {"max_target_len", d.max_target_len},
+                {"bad_lines", d.bad_lines},
+                {"bpe_merges", d.bpe_merges},
+                {"bpe_joint", d.bpe_joint},
+                {"dates_train", d.dates_train},
+                {"dates_valid", d.dates_valid},
+                {"dates_test", d.dates_test},
+                {"dates_seed", d.dates_seed}};
+}
+
+json as_json(const ModelConfig& m) {
+    return json{{"cell", m.cell},
+                {"embedding_size", m.embedding_size},
+                {"hidden_size", m.hidden_size},
+                {"encoder_hidden_size", m.encoder_hidden_size},
+                {"encoder_layers", m.encoder_layers},
+                {"decoder_layers", m.decoder_layers},
+                {"bidirectional", m.bidirectional},
+                {"attention", m.attention},
+                {"attention_size", m.attention_size},
+                {"luong_scaled", m.luong_scaled},
+                {"input_feeding", m.input_feeding},
+                {"attention_bias", m.attention_bias},
+                {"output_layer", m.output_layer},
+                {"init", m.init},
+                {"dropout", m.dropout},
+                {"attention_mask", m.attention_mask},
+                {"position_bias", m.position_bias},
+                {"position_bias_ratio", m.position_bias_ratio}};
+}
+
+json as_json(const TrainConfig& t) {
+    return json{{"batch_size", t.batch_size},
+                {"bucket_chunk", t.bucket_chunk},
+                {"epochs", t.epochs},
+                {"max_steps", t.max_steps},
+                {"optimizer", t.optimizer},
+                {"lr", t.lr},
+                {"weight_decay", t.weight_decay},
+                {"momentum", t.momentum},
+                {"clip_norm", t.clip_norm},
+                {"schedule", t.schedule},
+                {"warmup_steps", t.warmup_steps},
+                {"decay_steps", t.decay_steps},
+                {"decay_factor", t.decay_factor},
+                {"min_lr", t.min_lr},
+                {"teacher_forcing", t.teacher_forcing},
+                {"label_smoothing", t.label_smoothing},
+                {"log_every", t.log_every},
+                {"validate_every", t.validate_every},
+                {"patience", t.patience},
+                {"seed", t.seed},
+                {"threads", t.threads},
+                {"parallel", t.parallel},
+                {"max_valid_decode", t.max_valid_decode}};
+}
+
+json as_json(const DecodeConfig& d) {
+    return json{{"beam_size", d.beam_size},
+                {"alpha", d.alpha},
+                {"length_penalty", d.length_penalty},
+                {"max_length", d.max_length},
+                {"max_length_factor", d.max_length_factor}};
+}
+
+json as_json(const OutputConfig& o) {
+    return json{{"run_dir", o.run_dir}, {"explore", o.explore}};
+}
+
 }  // namespace
 
 Config Config::from_json(const json& j, const std::string& source) {
@@ -179,206 +398,20 @@ Config Config::from_json(const json& j, const std::string& source) {
                             "decode, output)",
                             source, it.key()));
     Config c;
-    {
-        SectionReader r(j, "data", source);
-        DataConfig& d = c.data;
-        r.choice("task", d.task, {"dates", "tsv"});
-        r.string("train", d.train);
-        r.string("valid", d.valid);
-        r.string("test", d.test);
-        r.integer("source_column", d.source_column, 0, 1);
-        r.integer("columns", d.columns, 2, 64);
-        r.choice("tokenizer", d.tokenizer, {"char", "word", "bpe"});
-        // BPE text is cased by default: it goes through the reversible pre-tokeniser.
-        if (d.tokenizer == "bpe") d.lowercase = false;
-        r.boolean("lowercase", d.lowercase);
-        r.boolean("strip_accents", d.strip_accents);
-        r.boolean("separate_punctuation", d.separate_punctuation);
-        r.integer("min_freq", d.min_freq, 1);
-        r.integer("max_vocab", d.max_vocab, 0);
-        r.integer("max_source_len", d.max_source_len, 1);
-        r.integer("max_target_len", d.max_target_len, 1);
-        r.choice("bad_lines", d.bad_lines, {"fail", "skip"});
-        r.integer("bpe_merges", d.bpe_merges, 1);
-        r.boolean("bpe_joint", d.bpe_joint);
-        r.integer("dates_train", d.dates_train, 1);
-        r.integer("dates_valid", d.dates_valid, 1);
-        r.integer("dates_test", d.dates_test, 1);
-        r.seed("dates_seed", d.dates_seed);
-        r.finish();
-        if (d.tokenizer == "bpe" && d.separate_punctuation)
-            throw Error(fmt::format(
-                "{}: data.separate_punctuation: must be false with data.tokenizer \"bpe\" (its "
-                "reversible pre-tokeniser splits punctuation off itself)",
-                source));
-        check_task_keys(r, d, source);
-        if (d.task == "tsv" && (d.train.empty() || d.valid.empty()))
-            throw Error(
-                fmt::format("{}: data.train and data.valid: required when data.task is "
-                            "\"tsv\" (paths to source<TAB>target files)",
-                            source));
-    }
-    {
-        SectionReader r(j, "model", source);
-        ModelConfig& m = c.model;
-        r.choice("cell", m.cell, {"gru", "lstm", "rnn"});
-        r.integer("embedding_size", m.embedding_size, 1);
-        r.integer("hidden_size", m.hidden_size, 1);
-        r.integer("encoder_hidden_size", m.encoder_hidden_size, 0);
-        r.integer("encoder_layers", m.encoder_layers, 1, 8);
-        r.integer("decoder_layers", m.decoder_layers, 1, 8);
-        r.boolean("bidirectional", m.bidirectional);
-        r.choice("attention", m.attention,
-                 {"bahdanau", "luong_dot", "luong_general", "luong_concat", "none"});
-        r.integer("attention_size", m.attention_size, 1);
-        r.boolean("luong_scaled", m.luong_scaled);
-        r.boolean("input_feeding", m.input_feeding);
-        r.boolean("attention_bias", m.attention_bias);
-        r.choice("output_layer", m.output_layer, {"plain", "deep"});
-        r.choice("init", m.init, {"pytorch", "normal"});
-        r.number("dropout", m.dropout, 0, 0.95);
-        r.boolean("attention_mask", m.attention_mask);
-        r.number("position_bias", m.position_bias, 0, INFINITY);
-        r.number("position_bias_ratio", m.position_bias_ratio, 0, INFINITY, false);
-        r.finish();
-        if (r.given("attention_bias") && !m.attention_bias && m.attention != "bahdanau")
-            throw Error(fmt::format(
-                "{}: model.attention_bias: only read with model.attention \"bahdanau\" (the "
-                "attention is \"{}\"); remove the key or set model.attention to \"bahdanau\"",
-                source, m.attention));
-        if (m.attention == "none" && (!m.attention_mask || m.position_bias != 0))
-            throw Error(fmt::format(
-                "{}: model.attention_mask / model.position_bias: only with attention (model."
-                "attention is \"none\")",
-                source));
-    }
-    {
-        SectionReader r(j, "train", source);
-        TrainConfig& t = c.train;
-        r.integer("batch_size", t.batch_size, 1);
-        r.integer("bucket_chunk", t.bucket_chunk, 0);
-        r.integer("epochs", t.epochs, 1);
-        r.integer64("max_steps", t.max_steps, 0);
-        r.choice("optimizer", t.optimizer, {"adam", "adamw", "sgd"});
-        r.number("lr", t.lr, 0, INFINITY, false);
-        r.number("weight_decay", t.weight_decay, 0, INFINITY);
-        r.number("momentum", t.momentum, 0, 1);
-        r.number("clip_norm", t.clip_norm, 0, INFINITY);
-        r.choice("schedule", t.schedule, {"constant", "step", "inverse_sqrt", "cosine", "plateau"});
-        r.integer64("warmup_steps", t.warmup_steps, 0);
-        r.integer64("decay_steps", t.decay_steps, 1);
-        r.number("decay_factor", t.decay_factor, 0, 1, false);
-        r.number("min_lr", t.min_lr, 0, INFINITY);
-        r.number("teacher_forcing", t.teacher_forcing, 0, 1);
-        r.number("label_smoothing", t.label_smoothing, 0, 1);
-        r.integer("log_every", t.log_every, 1);
-        r.integer("validate_every", t.validate_every, 0);
-        r.integer("patience", t.patience, 0);
-        r.seed("seed", t.seed);
-        r.integer("threads", t.threads, 1, 256);
-        r.choice("parallel", t.parallel, {"data", "blas"});
-        r.integer("max_valid_decode", t.max_valid_decode, 0);
-        r.finish();
-    }
-    {
-        SectionReader r(j, "decode", source);
-        DecodeConfig& d = c.decode;
-        r.integer("beam_size", d.beam_size, 1, 256);
-        r.number("alpha", d.alpha, 0, 10);
-        r.choice("length_penalty", d.length_penalty, {"none", "average", "gnmt"});
-        r.integer("max_length", d.max_length, 1);
-        r.number("max_length_factor", d.max_length_factor, 0, 100);
-        r.finish();
-    }
-    {
-        SectionReader r(j, "output", source);
-        r.string("run_dir", c.output.run_dir);
-        r.integer("explore", c.output.explore, 0, 100000);
-        r.finish();
-        if (c.output.run_dir.empty())
-            throw Error(fmt::format("{}: output.run_dir: expected a non-empty path", source));
-    }
+    c.data = read_data(j, source);
+    c.model = read_model(j, source);
+    c.train = read_train(j, source);
+    c.decode = read_decode(j, source);
+    c.output = read_output(j, source);
     return c;
 }
 
 json Config::to_json() const {
-    const DataConfig& d = data;
-    const ModelConfig& m = model;
-    const TrainConfig& t = train;
-    return json{
-        {"data",
-         {{"task", d.task},
-          {"train", d.train},
-          {"valid", d.valid},
-          {"test", d.test},
-          {"source_column", d.source_column},
-          {"columns", d.columns},
-          {"tokenizer", d.tokenizer},
-          {"lowercase", d.lowercase},
-          {"strip_accents", d.strip_accents},
-          {"separate_punctuation", d.separate_punctuation},
-          {"min_freq", d.min_freq},
-          {"max_vocab", d.max_vocab},
-          {"max_source_len", d.max_source_len},
-          {"max_target_len", d.max_target_len},
-          {"bad_lines", d.bad_lines},
-          {"bpe_merges", d.bpe_merges},
-          {"bpe_joint", d.bpe_joint},
-          {"dates_train", d.dates_train},
-          {"dates_valid", d.dates_valid},
-          {"dates_test", d.dates_test},
-          {"dates_seed", d.dates_seed}}},
-        {"model",
-         {{"cell", m.cell},
-          {"embedding_size", m.embedding_size},
-          {"hidden_size", m.hidden_size},
-          {"encoder_hidden_size", m.encoder_hidden_size},
-          {"encoder_layers", m.encoder_layers},
-          {"decoder_layers", m.decoder_layers},
-          {"bidirectional", m.bidirectional},
-          {"attention", m.attention},
-          {"attention_size", m.attention_size},
-          {"luong_scaled", m.luong_scaled},
-          {"input_feeding", m.input_feeding},
-          {"attention_bias", m.attention_bias},
-          {"output_layer", m.output_layer},
-          {"init", m.init},
-          {"dropout", m.dropout},
-          {"attention_mask", m.attention_mask},
-          {"position_bias", m.position_bias},
-          {"position_bias_ratio", m.position_bias_ratio}}},
-        {"train",
-         {{"batch_size", t.batch_size},
-          {"bucket_chunk", t.bucket_chunk},
-          {"epochs", t.epochs},
-          {"max_steps", t.max_steps},
-          {"optimizer", t.optimizer},
-          {"lr", t.lr},
-          {"weight_decay", t.weight_decay},
-          {"momentum", t.momentum},
-          {"clip_norm", t.clip_norm},
-          {"schedule", t.schedule},
-          {"warmup_steps", t.warmup_steps},
-          {"decay_steps", t.decay_steps},
-          {"decay_factor", t.decay_factor},
-          {"min_lr", t.min_lr},
-          {"teacher_forcing", t.teacher_forcing},
-          {"label_smoothing", t.label_smoothing},
-          {"log_every", t.log_every},
-          {"validate_every", t.validate_every},
-          {"patience", t.patience},
-          {"seed", t.seed},
-          {"threads", t.threads},
-          {"parallel", t.parallel},
-          {"max_valid_decode", t.max_valid_decode}}},
-        {"decode",
-         {{"beam_size", decode.beam_size},
-          {"alpha", decode.alpha},
-          {"length_penalty", decode.length_penalty},
-          {"max_length", decode.max_length},
-          {"max_length_factor", decode.max_length_factor}}},
-        {"output", {{"run_dir", output.run_dir}, {"explore", output.explore}}},
-    };
+    return json{{"data", as_json(data)},
+                {"model", as_json(model)},
+                {"train", as_json(train)},
+                {"decode", as_json(decode)},
+                {"output", as_json(output)}};
 }
 
 void apply_override(json& j, const std::string& assignment) {
