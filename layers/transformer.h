@@ -130,4 +130,17 @@ class TransformerDecoder : public Module {
     LayerNorm norm;
 };
 
+// nn.Transformer's two stacks under its names: "encoder.layers.0...", "decoder.norm...".
+class TransformerEncoderDecoder : public Module {
+  public:
+    TransformerEncoderDecoder(const TransformerLayerOptions& options, int encoder_layers,
+                              int decoder_layers, Rng& rng)
+        : encoder(options, encoder_layers, rng), decoder(options, decoder_layers, rng) {
+        register_module("encoder", encoder);
+        register_module("decoder", decoder);
+    }
+    TransformerEncoder encoder;
+    TransformerDecoder decoder;
+};
+
 }  // namespace seqgrad

@@ -58,17 +58,11 @@ inline Tensor padding_of(const std::vector<int32_t>& lengths, int64_t max_len) {
     return mask;
 }
 
-// nn.Transformer's encoder and decoder under PyTorch's names ("encoder.layers.0...",
-// "decoder.norm...")
-class EncoderDecoder : public Module {
+// nn.Transformer's encoder and decoder, both `layers` deep
+class EncoderDecoder : public TransformerEncoderDecoder {
   public:
     EncoderDecoder(const TransformerLayerOptions& o, int layers, Rng& rng)
-        : encoder(o, layers, rng), decoder(o, layers, rng) {
-        register_module("encoder", encoder);
-        register_module("decoder", decoder);
-    }
-    TransformerEncoder encoder;
-    TransformerDecoder decoder;
+        : TransformerEncoderDecoder(o, layers, layers, rng) {}
 };
 
 }  // namespace seqgrad::testing

@@ -18,7 +18,7 @@
 #include "seqgrad/models/training/data_parallel.h"
 #include "seqgrad/models/training/metrics_log.h"
 #include "seqgrad/models/training/run_lock.h"
-#include "seqgrad/models/model/seq2seq.h"
+#include "seqgrad/models/model/translation_model.h"
 #include "seqgrad/models/run/task.h"
 #include "seqgrad/models/decoding/translator.h"
 #include "seqgrad/optim/adam.h"
@@ -206,8 +206,8 @@ class Run {
             std::filesystem::remove(dir_ + "/best.safetensors");  // an older run's
         }
         if (root_) write_file_atomically(dir_ + "/config.json", config_text);
-        model_ = std::make_unique<Seq2Seq>(config.model, task_.source_vocab.size(),
-                                           task_.target_vocab.size(), rng_);
+        model_ = make_model(config.model, task_.source_vocab.size(), task_.target_vocab.size(),
+                            rng_);
         optimizer_ = make_optimizer(config.train, *model_);
         schedule_ = make_schedule(config.train);
         make_batchers();
@@ -222,7 +222,8 @@ class Run {
                        "vocab {} -> {} | {} parameters | attention {}{}\n",
                        task_.name, train_batches_->num_examples(), task_.valid.size(),
                        train_batches_->num_dropped(), task_.source_vocab.size(),
-                       task_.target_vocab.size(), model_->parameter_count(), config.model.attention,
+                       task_.target_vocab.size(), model_->parameter_count(),
+                       config.model.kind == "transformer" ? "multi-head" : config.model.attention,
                        comm_.size() > 1 ? " | " + comm_.description() : std::string());
         }
     }
@@ -630,7 +631,7 @@ class Run {
     Communicator& comm_;
     bool root_;
     Task task_;
-    std::unique_ptr<Seq2Seq> model_;
+    std::unique_ptr<TranslationModel> model_;  // model.kind's
     std::unique_ptr<Optimizer> optimizer_;
     std::unique_ptr<DataParallel> parallel_;  // threads > 1 with parallel = "data"
     std::unique_ptr<LrSchedule> schedule_;
