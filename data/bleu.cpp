@@ -78,9 +78,10 @@ BleuStats& BleuStats::operator+=(const BleuStats& other) {
 }
 
 void check_bleu_options(const BleuOptions& options) {
-    if (options.tokenize != "13a" && options.tokenize != "none") {
-        throw std::invalid_argument("BLEU tokenize: expected \"13a\" or \"none\", got \"" +
-                                    options.tokenize + "\"");
+    const std::string& t = options.tokenize;
+    if (t != "13a" && t != "intl" && t != "char" && t != "none") {
+        throw std::invalid_argument("BLEU tokenize: expected 13a, intl, char or none, got \"" + t +
+                                    "\"");
     }
     const std::string& m = options.smooth_method;
     if (m != "exp" && m != "floor" && m != "add-k" && m != "none") {
@@ -243,10 +244,15 @@ std::string BleuScore::format(int width, const std::string& signature) const {
 }
 
 std::string bleu_signature(const BleuOptions& options, int num_refs) {
+    // floor and add-k carry their value: "smooth:floor[0.10]", "smooth:add-k[1.00]".
+    std::string smooth = options.smooth_method;
+    if (smooth == "floor" || smooth == "add-k")
+        smooth +=
+            fmt::format("[{:.2f}]", options.smooth_value.value_or(smooth == "floor" ? 0.1 : 1.0));
     return fmt::format("nrefs:{}|case:{}|eff:{}|tok:{}|smooth:{}|version:2.x-seqgrad",
                        num_refs < 0 ? std::string("var") : std::to_string(num_refs),
                        options.lowercase ? "lc" : "mixed", options.effective_order ? "yes" : "no",
-                       options.tokenize, options.smooth_method);
+                       options.tokenize, smooth);
 }
 
 }  // namespace seqgrad

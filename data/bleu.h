@@ -31,7 +31,7 @@
 namespace seqgrad {
 
 struct BleuOptions {
-    std::string tokenize = "13a";       ///< "13a" or "none"
+    std::string tokenize = "13a";       ///< "13a", "intl", "char" or "none" (sacrebleu_text.h)
     std::string smooth_method = "exp";  ///< "exp", "floor", "add-k" or "none"
     /// The floor value or k; unset means sacreBLEU's default (floor 0.1, add-k 1).
     std::optional<double> smooth_value;
@@ -92,7 +92,8 @@ BleuOptions sentence_bleu_options();
 BleuScore sentence_bleu(const std::string& hypothesis, const std::vector<std::string>& references,
                         const BleuOptions& options = sentence_bleu_options());
 
-/// sacreBLEU's signature: "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.x-seqgrad".
+/// sacreBLEU's signature: "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.x-seqgrad"
+/// (floor and add-k with their value: "smooth:floor[0.10]").
 /// `num_refs` < 0 is written "var" (a varying number of references).
 std::string bleu_signature(const BleuOptions& options, int num_refs);
 

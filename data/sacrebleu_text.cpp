@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "seqgrad/data/letters.h"
+#include "seqgrad/data/unicode_categories.h"
 #include "seqgrad/data/utf8.h"
 
 namespace seqgrad {
@@ -165,11 +166,79 @@ std::string tokenize_13a(std::string_view line) {
     return join_with_spaces(split_on_whitespace(s));
 }
 
+namespace {
+
+bool is_number(char32_t c) {
+    return unicode_class(c) == UnicodeClass::number;
+}
+
+bool is_punctuation(char32_t c) {
+    return unicode_class(c) == UnicodeClass::punctuation;
+}
+
+// One rule (A)(B) -> "\1 \2 " (space_before = false) or " \1 \2" (true), applied as re.sub
+// does: left to right, a match consumes both characters, matches do not overlap.
+std::u32string split_pairs(const std::u32string& s, bool (*first)(char32_t),
+                           bool (*second)(char32_t), bool space_before) {
+    std::u32string out;
+    out.reserve(s.size() + s.size() / 4);
+    size_t i = 0;
+    while (i < s.size()) {
+        if (i + 1 < s.size() && first(s[i]) && second(s[i + 1])) {
+            if (space_before) out += U' ';
+            out += s[i];
+            out += U' ';
+            out += s[i + 1];
+            if (!space_before) out += U' ';
+            i += 2;
+        } else {
+            out += s[i++];
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+std::string tokenize_intl(std::string_view line) {
+    const std::u32string text = decode_utf8(line);
+    std::u32string s = split_pairs(
+        text, [](char32_t c) { return !is_number(c); }, is_punctuation, false);
+    s = split_pairs(
+        s, is_punctuation, [](char32_t c) { return !is_number(c); }, true);
+    std::u32string spaced;
+    spaced.reserve(s.size() + s.size() / 4);
+    for (char32_t c : s) {
+        if (unicode_class(c) == UnicodeClass::symbol) {
+            spaced += U' ';
+            spaced += c;
+            spaced += U' ';
+        } else {
+            spaced += c;
+        }
+    }
+    return join_with_spaces(split_on_whitespace(encode_utf8(spaced)));
+}
+
+std::string tokenize_char(std::string_view line) {
+    std::string out;
+    out.reserve(line.size() * 2);
+    bool first = true;
+    for (char32_t c : decode_utf8(line)) {
+        if (!first) out += ' ';
+        append_utf8(out, c);
+        first = false;
+    }
+    return out;
+}
+
 std::string tokenize_for_bleu(std::string_view line, std::string_view tokenizer) {
     if (tokenizer == "13a") return tokenize_13a(line);
+    if (tokenizer == "intl") return tokenize_intl(line);
+    if (tokenizer == "char") return tokenize_char(line);
     if (tokenizer == "none") return std::string(line);
     throw std::invalid_argument("unknown BLEU tokenizer \"" + std::string(tokenizer) +
-                                "\" (expected \"13a\" or \"none\")");
+                                "\" (expected 13a, intl, char or none)");
 }
 
 }  // namespace seqgrad

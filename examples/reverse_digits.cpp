@@ -73,6 +73,8 @@ int main() {
             for (size_t i = begin; i < begin + batch_size; ++i) rows.push_back(i);
             // forward_loss reads src_ids, src_lengths, tgt_in, tgt_out and tgt_lengths
             const Batch batch = make_batch(train, rows);
+            // one step of gradient descent (`seqgrad train` runs the same loop as train_step,
+            // models/training/train_step.h)
             optimizer.zero_grad();
             LossOutput out = model.forward_loss(batch);
             out.loss.backward();

@@ -1,6 +1,7 @@
 #include "seqgrad/layers/module.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -58,6 +59,47 @@ StateDict Module::state() const {
     return state;
 }
 
+NonFiniteValues find_non_finite(const Tensor& t) {
+    NonFiniteValues found;
+    const real* values = t.data();
+    const int64_t n = t.numel();
+    // A branch-free count first (it vectorises); the first bad index only when there is one.
+    int64_t count = 0;
+    for (int64_t i = 0; i < n; ++i) count += !std::isfinite(values[i]);
+    if (count == 0) return found;
+    found.count = count;
+    for (int64_t i = 0; i < n; ++i) {
+        if (!std::isfinite(values[i])) {
+            found.first_index = i;
+            found.first_value = values[i];
+            break;
+        }
+    }
+    return found;
+}
+
+std::string non_finite_report(const std::string& name, const Tensor& t) {
+    if (!t.defined()) return "";
+    const NonFiniteValues bad = find_non_finite(t);
+    if (bad.count == 0) return "";
+    // The first bad value's index in every dimension: [row, column] for a matrix.
+    std::vector<int64_t> index(size_t(t.rank()));
+    int64_t rest = bad.first_index;
+    for (int d = t.rank() - 1; d >= 0; --d) {
+        const int64_t size = t.shape()[d];
+        index[size_t(d)] = size > 0 ? rest % size : 0;
+        rest = size > 0 ? rest / size : 0;
+    }
+    const std::string value = std::isnan(bad.first_value) ? "NaN"
+                              : bad.first_value > 0       ? "+Inf"
+                                                          : "-Inf";
+    return fmt::format(
+        "tensor '{}' {} holds {} non-finite value{} (NaN or ±Inf) of {}; the first is {} at "
+        "index {} ([{}])",
+        name, t.shape().str(), bad.count, bad.count == 1 ? "" : "s", t.numel(), value,
+        bad.first_index, fmt::join(index, ", "));
+}
+
 void Module::load_state(const StateDict& state, const std::string& source) {
     constexpr size_t kMaxListed = 10;
     std::vector<std::pair<std::string, Tensor>> parameters = named_parameters();
@@ -88,6 +130,9 @@ void Module::load_state(const StateDict& state, const std::string& source) {
             message += fmt::format("\n  ... and {} more", differences.size() - kMaxListed);
         throw Error(message);
     }
+    for (const auto& [name, parameter] : parameters)
+        if (std::string bad = non_finite_report(name, state.at(name)); !bad.empty())
+            throw Error(fmt::format("{}: {}; refusing weights that are not finite", source, bad));
     for (auto& [name, parameter] : parameters) {
         const Tensor& value = state.at(name);
         std::copy(value.data(), value.data() + value.numel(), parameter.data());

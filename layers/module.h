@@ -42,7 +42,8 @@ class Module {
     //   missing: decoder.out.bias (model expects [5000])
     //   unexpected: decoder.coverage.weight [12,3]
     //   decoder.out.weight: given [6000,256], model expects [5000,256]
-    // `source` names where the values came from in the message.
+    // `source` names where the values came from in the message. A value that is NaN or ±Inf
+    // is refused the same way (nothing is copied; see non_finite_report below).
     void load_state(const StateDict& state, const std::string& source = "state");
 
     // Train/eval mode (dropout, teacher forcing) for this module and every sub-module.
@@ -63,6 +64,20 @@ class Module {
     std::vector<std::pair<std::string, Module*>> children_;
     bool training_ = true;
 };
+
+// Where a tensor holds NaN, +Inf or -Inf: how many such values, and the first one (its flat,
+// row-major index and its value). count == 0 when every value is finite.
+struct NonFiniteValues {
+    int64_t count = 0;
+    int64_t first_index = -1;
+    real first_value = 0;
+};
+NonFiniteValues find_non_finite(const Tensor& t);
+
+// "tensor 'decoder.out.bias' [5000] holds 3 non-finite values (NaN or ±Inf) of 5000; the first
+// is nan at index 17 ([17])", or "" when every value of `t` is finite. What loading and saving
+// checkpoints and Module::load_state say when they refuse weights.
+std::string non_finite_report(const std::string& name, const Tensor& t);
 
 // Initialisers: fill a tensor in place from the seeded generator.
 namespace init {

@@ -6,12 +6,15 @@
 //   v ← β2 v + (1 − β2) g²                              (second moment, "exp_avg_sq")
 //   m̂ = m / (1 − β1^t),  v̂ = v / (1 − β2^t)            (bias correction)
 //   p ← p − lr · m̂ / (√v̂ + eps)                         (eps added AFTER the square root)
-// computed as PyTorch does: p ← p − (lr / (1 − β1^t)) · m / (√v / √(1 − β2^t) + eps).
+// The loop is adam_update_reference below; the fast kernel computes it as PyTorch does,
+// p ← p − (lr / (1 − β1^t)) · m / (√v / √(1 − β2^t) + eps) with m updated by lerp, and is tested
+// equal to it.
 // The step count t is the optimizer's (PyTorch keeps one per parameter; they agree whenever
 // every parameter gets a gradient at every step, as in seq2seq training).
 // State tensors: "adam.exp_avg.<parameter>", "adam.exp_avg_sq.<parameter>" ("adamw." for AdamW).
 #pragma once
 
+#include "seqgrad/autograd/kernels/kernels.h"
 #include "seqgrad/optim/optimizer.h"
 
 namespace seqgrad {
@@ -49,5 +52,9 @@ class AdamW : public Adam {
     // PyTorch's AdamW defaults: lr 1e-3, betas (0.9, 0.999), eps 1e-8, weight_decay 0.01.
     static AdamOptions defaults();
 };
+
+// One Adam / AdamW step of one parameter, the loop above written out: the reference version of
+// kernels::adam_update (autograd/kernels/kernels.h).
+void adam_update_reference(const kernels::AdamStep& step, const kernels::AdamArrays& param);
 
 }  // namespace seqgrad

@@ -2,78 +2,31 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cmath>
-#include <type_traits>
 
 #include "seqgrad/autograd/kernels/kernels.h"
 
 namespace seqgrad {
 
-// ‖g‖ = √(Σ g²), accumulated in double (10^6 float squares would lose digits).
-// Each gradient is summed in blocks of kBlock elements, the blocks' sums then added in order:
-// the fast kernels' threads (kernels::for_each_array) share out whole blocks, so the result has the
-// same bits whatever the number of threads.
+// Σ_i x_i², in double: a million float squares summed in float would lose digits. The
+// reference version of the sum; the fast one (autograd/kernels/fast/optimizer_kernels.cpp) sums
+// fixed blocks on several threads, and is tested equal to it.
+double sum_of_squares_reference(const real* x, int64_t n) {
+    double sum = 0;
+    for (int64_t i = 0; i < n; ++i) sum += double(x[i]) * double(x[i]);
+    return sum;
+}
+
+// ‖g‖ = √(Σ g²) over every gradient element of every parameter
 double grad_norm(const std::vector<Tensor>& params) {
-    constexpr int64_t kBlock = 4096;
     std::vector<const real*> grads;
     std::vector<int64_t> sizes;
-    std::vector<size_t> first_block;  // of gradient i in block_sums
-    size_t blocks = 0;
     for (const Tensor& p : params) {
-        const real* g = p.grad_data();
-        if (!g) continue;
-        grads.push_back(g);
+        if (!p.grad_data()) continue;  // no gradient: counts as zero
+        grads.push_back(p.grad_data());
         sizes.push_back(p.numel());
-        first_block.push_back(blocks);
-        blocks += size_t((p.numel() + kBlock - 1) / kBlock);
     }
-    std::vector<double> block_sums(blocks, 0.0);
-    // Σ g² of S blocks of n values each, blocks[s] to sums[s]. Per block: eight independent
-    // partial sums (the additions run in parallel lanes; a single running sum is one long
-    // dependency chain), added as a fixed tree. Several blocks at once give the same bits as one
-    // at a time, but read from S places in memory together: one sequential stream per core ran
-    // at ~11 GB/s in the 2-thread step (the data comes from DRAM), four at once ~40% faster.
-    auto sum_blocks = [](auto blocks_at_once, const real* const* starts, int64_t n, double* sums) {
-        constexpr int S = decltype(blocks_at_once)::value;
-        double partial[S][8] = {};
-        int64_t i = 0;
-        for (; i + 8 <= n; i += 8)
-            for (int s = 0; s < S; ++s)
-                for (int k = 0; k < 8; ++k)
-                    partial[s][k] += double(starts[s][i + k]) * double(starts[s][i + k]);
-        if constexpr (S == 1)  // (blocks read together are whole: n % 8 == 0)
-            for (; i < n; ++i) partial[0][0] += double(starts[0][i]) * double(starts[0][i]);
-        for (int s = 0; s < S; ++s) {
-            sums[s] = ((partial[s][0] + partial[s][1]) + (partial[s][2] + partial[s][3])) +
-                      ((partial[s][4] + partial[s][5]) + (partial[s][6] + partial[s][7]));
-        }
-    };
-    using One = std::integral_constant<int, 1>;
-    using Four = std::integral_constant<int, 4>;
-    kernels::for_each_array(
-        sizes, 8 * kBlock,
-        [&](size_t i, int64_t begin, int64_t end) {
-            // the whole blocks of [begin, end) as four interleaved runs, then the rest singly
-            double* sums = block_sums.data() + first_block[i] + size_t(begin / kBlock);
-            const real* g = grads[i] + begin;
-            const int64_t whole = (end - begin) / kBlock, run = whole / 4;
-            for (int64_t b = 0; b < run; ++b) {
-                const real* starts[4] = {g + b * kBlock, g + (b + run) * kBlock,
-                                         g + (b + 2 * run) * kBlock, g + (b + 3 * run) * kBlock};
-                double four[4];
-                sum_blocks(Four{}, starts, kBlock, four);
-                for (int s = 0; s < 4; ++s) sums[b + s * run] = four[s];
-            }
-            for (int64_t b = 4 * run; b * kBlock < end - begin; ++b) {
-                const real* start = g + b * kBlock;
-                sum_blocks(One{}, &start, std::min(kBlock, end - begin - b * kBlock), sums + b);
-            }
-        },
-        kBlock);
-    double sum_squares = 0;
-    for (double s : block_sums) sum_squares += s;
-    return std::sqrt(sum_squares);
+    return std::sqrt(kernels::sum_of_squares(grads, sizes, sum_of_squares_reference));
 }
 
 // max_norm / (‖g‖ + 1e-6)  when that factor is < 1

@@ -18,6 +18,9 @@ namespace seqgrad {
 
 // ‖g‖ without clipping.
 double grad_norm(const std::vector<Tensor>& params);
+// Σ_i x_i² of one array, in double: the reference version of the sum grad_norm takes
+// (kernels::sum_of_squares, autograd/kernels/kernels.h).
+double sum_of_squares_reference(const real* x, int64_t n);
 
 // Throws seqgrad::Error unless max_norm > 0 (+inf is allowed: measure only).
 double clip_grad_norm(const std::vector<Tensor>& params, double max_norm);

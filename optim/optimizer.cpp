@@ -46,7 +46,7 @@ void Optimizer::take_step(double grad_scale, bool zero_grads) {
 }
 
 void Optimizer::zero_grad() {
-    // what Tensor::zero_grad does, cut between the threads like the updates
+    // what Tensor::zero_grad does, cut between the threads in the fast build
     std::vector<real*> grads;
     std::vector<int64_t> sizes;
     for (auto& [_, p] : params_) {
@@ -54,9 +54,7 @@ void Optimizer::zero_grad() {
         grads.push_back(p.mutable_grad_data());
         sizes.push_back(p.numel());
     }
-    kernels::for_each_array(sizes, kParallelGrain, [&](size_t i, int64_t begin, int64_t end) {
-        std::memset(grads[i] + begin, 0, sizeof(real) * size_t(end - begin));
-    });
+    kernels::zero_arrays(grads, sizes);
 }
 
 std::vector<Tensor> Optimizer::parameters() const {

@@ -67,11 +67,6 @@ class Optimizer {
     void load_state(const NamedTensors& tensors, const nlohmann::json& state);
 
   protected:
-    // Parameters of at least this many elements may be cut between threads in the update loops
-    // (kernels::for_each_array, autograd/kernels/kernels.h); smaller ones go whole to one thread: 32K
-    // floats = 128 KB, enough work to be worth a share of a worker's wake-up (~10 µs).
-    static constexpr int64_t kParallelGrain = int64_t(1) << 15;
-
     // Declares a per-parameter buffer ("exp_avg"...): one zero tensor per parameter.
     // Returns its index for state().
     size_t add_state_buffer(const std::string& name);

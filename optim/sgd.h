@@ -7,6 +7,7 @@
 // State tensors (momentum > 0 only): "sgd.momentum_buffer.<parameter>".
 #pragma once
 
+#include "seqgrad/autograd/kernels/kernels.h"
 #include "seqgrad/optim/optimizer.h"
 
 namespace seqgrad {
@@ -33,5 +34,9 @@ class SGD : public Optimizer {
     double weight_decay_;
     size_t momentum_buffer_ = 0;
 };
+
+// One SGD step of one parameter, the loop above written out: the reference version of
+// kernels::sgd_update (autograd/kernels/kernels.h).
+void sgd_update_reference(const kernels::SgdStep& step, const kernels::SgdArrays& param);
 
 }  // namespace seqgrad

@@ -26,30 +26,6 @@ namespace seqgrad {
 
 // ---- measuring one batch ---------------------------------------------------------------------
 
-GroupGradNorms group_grad_norms(const Module& model) {
-    double sq[4] = {0, 0, 0, 0};  // encoder, attention, decoder, output
-    for (const auto& [name, p] : model.named_parameters()) {
-        const real* g = p.grad_data();
-        if (!g) continue;
-        double s = 0;
-        for (int64_t i = 0; i < p.numel(); ++i) s += double(g[i]) * double(g[i]);
-        auto starts = [&](const char* prefix) { return name.rfind(prefix, 0) == 0; };
-        // Seq2Seq's names, and the long-range models' (apps/studies/longrange_model.h)
-        int group = starts("encoder.")                                     ? 0
-                    : starts("decoder.attention.") || starts("attention.") ? 1
-                    : starts("decoder.out.") || starts("out.")             ? 3
-                                                                           : 2;
-        sq[group] += s;
-    }
-    GroupGradNorms n;
-    n.encoder = std::sqrt(sq[0]);
-    n.attention = std::sqrt(sq[1]);
-    n.decoder = std::sqrt(sq[2]);
-    n.output = std::sqrt(sq[3]);
-    n.total = std::sqrt(sq[0] + sq[1] + sq[2] + sq[3]);
-    return n;
-}
-
 namespace {
 
 // ‖g[row, 0:n]‖ of a gradient buffer (nullptr = no gradient reached the tensor: 0).

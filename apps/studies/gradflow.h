@@ -35,19 +35,11 @@
 #include "seqgrad/data/batching.h"
 #include "seqgrad/models/run/config.h"
 #include "seqgrad/models/model/seq2seq.h"
+#include "seqgrad/models/training/grad_norms.h"
 
 namespace seqgrad {
 
-// Gradient norms of the parameter groups (the same groups `seqgrad train` logs; the long-range
-// models' attention.* and out.* count as attention and output).
-struct GroupGradNorms {
-    double encoder = 0;    // encoder.*
-    double attention = 0;  // decoder.attention.*
-    double decoder = 0;    // every other decoder.* (embedding, GRU cell, Luong combine)
-    double output = 0;     // decoder.out.*
-    double total = 0;      // all parameters
-};
-GroupGradNorms group_grad_norms(const Module& model);
+// GroupGradNorms, group_grad_norms: models/training/grad_norms.h (the groups `seqgrad train` logs)
 
 // One forward + backward on one batch.
 struct FlowMeasurement {

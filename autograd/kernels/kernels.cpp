@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "seqgrad/autograd/kernels/gemm.h"
@@ -49,12 +50,21 @@ real* leaf_grad_row_elsewhere(Node& leaf, int64_t row) {
     return fast::leaf_grad_row_elsewhere(leaf, row);
 }
 // ParallelGradients: autograd/kernels/fast/gradient_shard.cpp, beside the buffers it keeps
-void for_each_array(const std::vector<int64_t>& sizes, int64_t grain,
-                    const std::function<void(size_t, int64_t, int64_t)>& fn, int64_t align) {
-    fast::for_each_array(sizes, grain, fn, align);
+// the optimizers' passes: the caller's loop is the reference; the fast versions replace it
+void adam_update(const AdamStep& step, const std::vector<AdamArrays>& params, bool zero_grads,
+                 AdamLoop) {
+    fast::adam_update(step, params, zero_grads);
 }
-void adam_update(const AdamConstants& c, const std::vector<AdamArrays>& params, bool zero_grads) {
-    fast::adam_update(c, params, zero_grads);
+void sgd_update(const SgdStep& step, const std::vector<SgdArrays>& params, bool zero_grads,
+                SgdLoop) {
+    fast::sgd_update(step, params, zero_grads);
+}
+double sum_of_squares(const std::vector<const real*>& arrays, const std::vector<int64_t>& sizes,
+                      SumOfSquaresLoop) {
+    return fast::sum_of_squares(arrays, sizes);
+}
+void zero_arrays(const std::vector<real*>& arrays, const std::vector<int64_t>& sizes) {
+    fast::zero_arrays(arrays, sizes);
 }
 }  // namespace kernels
 
@@ -99,12 +109,29 @@ ParallelGradients::~ParallelGradients() = default;
 void ParallelGradients::run(int count, const std::function<void(int)>& task) {
     for (int k = 0; k < count; ++k) task(k);
 }
-void for_each_array(const std::vector<int64_t>& sizes, int64_t,
-                    const std::function<void(size_t, int64_t, int64_t)>& fn, int64_t) {
-    reference::for_each_array(sizes, fn);
+// the optimizers' passes: the caller's loop, one parameter after another
+void adam_update(const AdamStep& step, const std::vector<AdamArrays>& params, bool zero_grads,
+                 AdamLoop reference) {
+    for (const AdamArrays& a : params) {
+        reference(step, a);
+        if (zero_grads) std::fill(a.grad, a.grad + a.n, real(0));
+    }
 }
-void adam_update(const AdamConstants& c, const std::vector<AdamArrays>& params, bool zero_grads) {
-    for (const AdamArrays& a : params) reference::adam_update(c, a, zero_grads);
+void sgd_update(const SgdStep& step, const std::vector<SgdArrays>& params, bool zero_grads,
+                SgdLoop reference) {
+    for (const SgdArrays& a : params) {
+        reference(step, a);
+        if (zero_grads) std::fill(a.grad, a.grad + a.n, real(0));
+    }
+}
+double sum_of_squares(const std::vector<const real*>& arrays, const std::vector<int64_t>& sizes,
+                      SumOfSquaresLoop reference) {
+    double total = 0;
+    for (size_t k = 0; k < arrays.size(); ++k) total += reference(arrays[k], sizes[k]);
+    return total;
+}
+void zero_arrays(const std::vector<real*>& arrays, const std::vector<int64_t>& sizes) {
+    for (size_t k = 0; k < arrays.size(); ++k) std::fill(arrays[k], arrays[k] + sizes[k], real(0));
 }
 }  // namespace kernels
 

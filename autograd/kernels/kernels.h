@@ -148,33 +148,57 @@ class ParallelGradients {
     std::unique_ptr<State> state_;
 };
 
-// ---- passes of the optimizers over all parameters ---------------------------------------------
+// ==== the optimizers' passes over all parameters (optim/) =======================================
+// The update rules and the gradient norm are written in optim/ as plain loops over one
+// parameter's arrays (optim/adam.cpp, optim/sgd.cpp, optim/clip.cpp). Those loops are the
+// reference versions, and the caller hands them in: the reference build runs them, one parameter
+// after another; the fast build runs autograd/kernels/fast/optimizer_kernels.cpp instead (one
+// branch-free loop per mode, the arrays cut between the threads, as these passes are
+// memory-bound), which tests/unit/test_fast_kernels.cpp holds equal to them.
+// A clipping factor travels with the step (grad_scale): each loop reads its gradient as
+// g · grad_scale, so clipping costs no pass of its own.
 
-// fn(i, begin, end) over every element of arrays i = 0 .. sizes.size() − 1. Reference:
-// fn(i, 0, sizes[i]) in order. Fast: cut between the threads (parallel_for_arrays; cuts at
-// multiples of `align`), as these passes are memory-bound.
-void for_each_array(const std::vector<int64_t>& sizes, int64_t grain,
-                    const std::function<void(size_t, int64_t, int64_t)>& fn, int64_t align = 64);
-
-// One Adam / AdamW step over one parameter's arrays (optim/adam.h has the maths):
-//   g ← grad_scale · g (+ wd · w if l2);  w ← decay · w if decoupled
-//   m ← m + (1 − β1)(g − m);  v ← β2 v + (1 − β2) g²;  w ← w − step_size · m / (√v · inv_bc2_sqrt +
-//   eps)
-struct AdamConstants {
-    real step_size;     // lr / (1 − β1^t)
-    real inv_bc2_sqrt;  // 1 / √(1 − β2^t)
-    real beta2, one_minus_beta1, one_minus_beta2, eps;
-    real wd;     // Adam's L2 term: g ← g + wd · w
-    real decay;  // AdamW's w ← w · (1 − lr · wd)
-    real grad_scale;
-    bool l2, decoupled;
+// One Adam / AdamW step (optim/adam.h has the maths).
+struct AdamStep {
+    double lr, beta1, beta2, eps, weight_decay;
+    bool decoupled;   // AdamW: decay the weights, not the gradient
+    int64_t t;        // the step number: 1, 2, ...
+    real grad_scale;  // the gradient used is g · grad_scale (the clipping factor, or 1)
 };
 struct AdamArrays {
-    real *grad, *w, *m, *v;
+    real *grad, *w, *m, *v;  // gradient, weights, first and second moments
     int64_t n;
 };
-// The update of every parameter; zero_grads: each gradient is cleared after it is read.
-void adam_update(const AdamConstants& c, const std::vector<AdamArrays>& params, bool zero_grads);
+using AdamLoop = void (*)(const AdamStep&, const AdamArrays&);
+// The update of every parameter; zero_grads: each gradient is set to 0 after it is read.
+void adam_update(const AdamStep& step, const std::vector<AdamArrays>& params, bool zero_grads,
+                 AdamLoop reference);
+
+// One SGD step (optim/sgd.h has the maths).
+struct SgdStep {
+    double lr, momentum, weight_decay;
+    bool nesterov;
+    real grad_scale;  // as AdamStep's
+};
+struct SgdArrays {
+    real *grad, *w, *buf;  // buf: the momentum buffer (null without momentum)
+    int64_t n;
+};
+using SgdLoop = void (*)(const SgdStep&, const SgdArrays&);
+void sgd_update(const SgdStep& step, const std::vector<SgdArrays>& params, bool zero_grads,
+                SgdLoop reference);
+
+// Σ_k Σ_i x_k[i]², in double, over arrays x_k of sizes[k] elements (the gradient norm's sum).
+// reference(x, n) is Σ_i x[i]² of one array; the fast version sums fixed blocks, so its result
+// has the same bits whatever the number of threads.
+using SumOfSquaresLoop = double (*)(const real* x, int64_t n);
+double sum_of_squares(const std::vector<const real*>& arrays, const std::vector<int64_t>& sizes,
+                      SumOfSquaresLoop reference);
+
+// x_k[i] ← 0 for every element of every array (Optimizer::zero_grad).
+void zero_arrays(const std::vector<real*>& arrays, const std::vector<int64_t>& sizes);
+
+// ==== end of the optimizers' passes ============================================================
 
 // ---- the reference versions of the non-inline kernels above (kernels_reference.cpp) ---------
 namespace reference {
@@ -183,9 +207,6 @@ void gemm(bool transpose_a, bool transpose_b, int64_t M, int64_t N, int64_t K, r
 void product_x_wt(Node& weight, int64_t rows, const real* x, real beta, real* y);
 void product_dy_w(Node& weight, int64_t rows, const real* dy, real* dx);
 void accumulate_weight_grad(Node& out, size_t w, size_t x, const real* dY, int64_t rows);
-void for_each_array(const std::vector<int64_t>& sizes,
-                    const std::function<void(size_t, int64_t, int64_t)>& fn);
-void adam_update(const AdamConstants& c, const AdamArrays& a, bool zero_grads);
 }  // namespace reference
 
 }  // namespace seqgrad::kernels

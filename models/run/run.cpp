@@ -25,7 +25,7 @@ LoadedRun load_run(const std::string& run_dir, const std::string& which, bool lo
     if (!std::filesystem::exists(path))
         throw Error(
             fmt::format("{}: no checkpoint ({}.safetensors or last.safetensors)", run_dir, which));
-    const SafetensorsFile file = load_safetensors(path);
+    const SafetensorsFile file = load_checkpoint(path);
     check_checkpoint_cell(file, run.config.model);
     load_parameters(file, *run.model);
     run.model->eval();

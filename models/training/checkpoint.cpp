@@ -45,12 +45,28 @@ void save_checkpoint(const std::string& path, const Module& model,
         tensors.emplace_back(name, tensor);
         extra_names.push_back(name);
     }
+    for (const auto& [name, tensor] : tensors)
+        if (std::string bad = non_finite_report(name, tensor); !bad.empty())
+            throw Error(fmt::format(
+                "cannot save '{}': {}: the model has diverged; the file was left as it was", path,
+                bad));
     std::map<std::string, std::string> file_metadata = {
         {"format", "pt"},
         {kMetadataKey, metadata.dump()},
         {kExtraTensorsKey, extra_names.dump()},
     };
     save_safetensors(path, tensors, file_metadata);
+}
+
+SafetensorsFile load_checkpoint(const std::string& path) {
+    SafetensorsFile file = load_safetensors(path);
+    for (const SafetensorsTensor& t : file.tensors)
+        if (std::string bad = non_finite_report(t.name, t.value); !bad.empty())
+            throw Error(fmt::format(
+                "{}: {}; refusing a checkpoint whose values are not finite (a damaged file, or a "
+                "run that diverged before it was saved)",
+                path, bad));
+    return file;
 }
 
 nlohmann::json checkpoint_metadata(const SafetensorsFile& checkpoint) {

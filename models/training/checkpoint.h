@@ -22,24 +22,32 @@
 
 #include "seqgrad/autograd/rng.h"
 #include "seqgrad/layers/module.h"
-#include "seqgrad/models/run/config.h"
 #include "seqgrad/models/formats/safetensors.h"
+#include "seqgrad/models/run/config.h"
 
 namespace seqgrad {
 
 // Writes the checkpoint atomically (a crash never leaves a half-written file). Throws Error
-// when an extra tensor's name clashes with a parameter or another extra tensor, or when the
-// file cannot be written.
+// when an extra tensor's name clashes with a parameter or another extra tensor, when a
+// parameter or extra tensor holds NaN or ±Inf (a diverged model never replaces a good file:
+// the message names the tensor, the first bad index and how many values are bad), or when the
+// file cannot be written. On any error the file at `path` is left as it was.
 void save_checkpoint(const std::string& path, const Module& model,
                      const std::vector<std::pair<std::string, Tensor>>& extra_tensors,
                      const nlohmann::json& metadata);
+
+// Reads a checkpoint (load_safetensors) and refuses it when any tensor, parameter or extra
+// (optimizer moments), holds NaN or ±Inf: the Error names the file, the tensor, the first bad
+// index and how many values are bad. What every reader of a run's checkpoints uses.
+SafetensorsFile load_checkpoint(const std::string& path);
 
 // Copies the parameters stored in `checkpoint` into `model`. Names and shapes must match
 // exactly; otherwise nothing is copied and the Error lists what differs (up to 10 lines):
 //   missing: decoder.out.bias (model expects [5000])
 //   unexpected: decoder.coverage.weight [12,3]
 //   decoder.out.weight: given [6000,256], model expects [5000,256]
-// The checkpoint's extra tensors are not parameters and are ignored here.
+// The checkpoint's extra tensors are not parameters and are ignored here. Non-finite values are
+// refused (Module::load_state).
 void load_parameters(const SafetensorsFile& checkpoint, Module& model);
 
 // A checkpoint written by `seqgrad train` records its config in its metadata ("config"); this

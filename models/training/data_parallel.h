@@ -15,9 +15,9 @@
 // Randomness (dropout, scheduled sampling) comes from one generator per shard, seeded from the
 // model's generator at each step, so a run is reproducible for a given thread count.
 //
-// Across processes (a Communicator of N ranks, models/distributed/communicator.h) the same rule deals the
-// rows to N x threads shards; rank r runs shards r*threads .. r*threads + threads - 1 on its
-// threads, and the ranks' gradients are then summed in rank order. With one thread per rank the
+// Across processes (a Communicator of N ranks, models/distributed/communicator.h) the same rule
+// deals the rows to N x threads shards; rank r runs shards r*threads .. r*threads + threads - 1 on
+// its threads, and the ranks' gradients are then summed in rank order. With one thread per rank the
 // shards are added in the same order as N in-process shards, so N ranks give the bits of N
 // threads.
 #pragma once
@@ -32,7 +32,8 @@ namespace seqgrad {
 
 class DataParallel {
   public:
-    // threads >= 1. Sets seqgrad's threads (autograd/kernels/parallel.h) to `threads` and BLAS to 1.
+    // threads >= 1. Sets seqgrad's threads (autograd/kernels/parallel.h) to `threads` and BLAS
+    // to 1.
     explicit DataParallel(int threads);
     ~DataParallel();
     DataParallel(const DataParallel&) = delete;

@@ -7,9 +7,11 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <string>
 
 #include "seqgrad/autograd/tensor.h"
+#include "seqgrad/data/file_io.h"
 
 namespace seqgrad {
 namespace {
@@ -56,6 +58,14 @@ RunDirLock::RunDirLock(const std::string& run_dir) {
 
 RunDirLock::~RunDirLock() {
     if (fd_ >= 0) ::close(fd_);  // closing the last descriptor releases the flock
+}
+
+std::unique_ptr<RunDirLock> claim_run_dir(const std::string& run_dir, bool quiet) {
+    std::filesystem::create_directories(run_dir);
+    auto lock = std::make_unique<RunDirLock>(run_dir);
+    for (const std::string& stale : remove_stale_temporaries(run_dir))
+        if (!quiet) fmt::print(stderr, "removed {} (left by a process that died)\n", stale);
+    return lock;
 }
 
 }  // namespace seqgrad

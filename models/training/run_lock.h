@@ -7,6 +7,7 @@
 // replaced by an atomic rename, so they see the old file or the new one.
 #pragma once
 
+#include <memory>
 #include <string>
 
 namespace seqgrad {
@@ -25,5 +26,10 @@ class RunDirLock {
   private:
     int fd_ = -1;
 };
+
+// The run directory made ready for one writer: created if missing, locked (held until the
+// returned lock is destroyed), and the temporaries a dead writer left behind removed (each named
+// on stderr unless quiet).
+std::unique_ptr<RunDirLock> claim_run_dir(const std::string& run_dir, bool quiet);
 
 }  // namespace seqgrad

@@ -1,7 +1,7 @@
-// Trainer: the training loop behind `seqgrad train`.
+// Trainer: the training run behind `seqgrad train`: what a real run adds around the step.
 //
-// Each step: forward (teacher forcing), loss over real target tokens, backward, global
-// gradient-norm clipping, optimizer step, learning-rate schedule. Every `log_every` steps a
+// Each step is train_step (models/training/train_step.h: zero_grad, forward_loss, backward,
+// clip, step) at the learning rate the schedule gives. Every `log_every` steps a
 // record goes to RUN_DIR/metrics.jsonl (loss, lr, gradient norm before clipping, whether
 // clipping fired, per-module gradient norms); after each epoch (or every `validate_every`
 // steps) the validation loss and a task metric (exact-match accuracy for dates, BLEU for text)
@@ -10,21 +10,21 @@
 //
 // Over several processes (TrainOptions::communicator of N ranks, e.g. under mpirun) every rank
 // reads the same data and builds the same global batches; each runs its share of every batch
-// (models/training/data_parallel.h) and the gradients are summed across ranks, so every rank takes the
-// same optimizer step. Rank 0 alone writes the run directory (config, vocabularies, metrics,
+// (models/training/data_parallel.h) and the gradients are summed across ranks, so every rank takes
+// the same optimizer step. Rank 0 alone writes the run directory (config, vocabularies, metrics,
 // checkpoints), prints progress and runs validation and the test split; it sends the validation
 // loss to the others, which update their schedule and early-stopping state from it. A stop
 // request on any rank stops all of them after the same step. Every 100 steps, and at the end,
 // the ranks compare fingerprints of their parameters; a mismatch is an error naming the step.
 #pragma once
 
-#include <atomic>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "seqgrad/models/distributed/communicator.h"
 #include "seqgrad/models/run/config.h"
+#include "seqgrad/models/training/signals.h"
 
 namespace seqgrad {
 
@@ -56,22 +56,6 @@ struct TrainOptions {
 // Trains as the config says; writes everything into config.output.run_dir.
 TrainSummary train(const Config& config, const TrainOptions& options = {});
 
-// Set to stop after the current step (or between chunks of the final test's decoding),
-// writing `last`.
-std::atomic<bool>& stop_requested();
-
-// What Ctrl-C calls (async-signal-safe). The first request sets stop_requested(); a second one
-// exits the process at once with status 130, or, while a checkpoint or metrics record is being
-// written (a WriteSection lives), right after that write.
-void request_stop();
-
-// Marks a file write that a second Ctrl-C lets finish before the process exits.
-class WriteSection {
-  public:
-    WriteSection();
-    ~WriteSection();
-    WriteSection(const WriteSection&) = delete;
-    WriteSection& operator=(const WriteSection&) = delete;
-};
+// stop_requested(), request_stop(), WriteSection: models/training/signals.h
 
 }  // namespace seqgrad

@@ -9,13 +9,14 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <string>
 #include <utility>
 
+#include "seqgrad/models/model/seq2seq.h"
 #include "seqgrad/models/training/checkpoint.h"
 #include "seqgrad/models/training/run_lock.h"
-#include "seqgrad/models/model/seq2seq.h"
 #include "seqgrad/models/training/trainer.h"
 
 using namespace seqgrad;
@@ -174,6 +175,28 @@ TEST_CASE("--resume on a checkpoint without training state says so, naming the f
     CAPTURE(message);
     CHECK(message.find(dir + "/last.safetensors: cannot resume: the checkpoint has no training "
                              "state") != std::string::npos);
+}
+
+TEST_CASE("--resume refuses a checkpoint whose optimizer moments hold NaN or Inf") {
+    const std::string dir = temp_run_dir("non_finite_moment");
+    Config c = tiny_dates_config(dir);
+    c.train.max_steps = 1;
+    train(c, quiet());
+    const std::string path = dir + "/last.safetensors";
+    SafetensorsFile last = load_safetensors(path);
+    const std::vector<std::string> extra = checkpoint_extra_tensor_names(last);
+    REQUIRE_FALSE(extra.empty());
+    std::vector<std::pair<std::string, Tensor>> tensors;
+    for (const auto& t : last.tensors) tensors.emplace_back(t.name, t.value);
+    Tensor& moment = tensors[last.tensors.size() - extra.size()].second;  // the first extra
+    moment.data()[moment.numel() - 1] = std::numeric_limits<real>::infinity();
+    save_safetensors(path, tensors, last.metadata);
+    TrainOptions resume = quiet();
+    resume.resume = true;
+    const std::string message = error_of(c, resume);
+    CAPTURE(message);
+    CHECK(message.find(path + ": tensor '" + extra[0] + "'") != std::string::npos);
+    CHECK(message.find("holds 1 non-finite value") != std::string::npos);
 }
 
 TEST_CASE("bad data is found before the run directory is created") {

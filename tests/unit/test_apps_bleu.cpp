@@ -98,11 +98,49 @@ TEST_CASE("corpus BLEU prints sacreBLEU's score line and the signature") {
     CHECK(lines == "100.00\n0.00\n");
 }
 
+TEST_CASE("--metrics all: every published definition on its own labelled line") {
+    TempFile ref("ref.txt", "The cat sat on the mat.\nIt's raining today!\n");
+    const std::string hyps = "the cat sat on the mat .\nIt's raining today!\n";
+    const std::string out = run_bleu({ref.str(), "--metrics", "all"}, hyps);
+    CAPTURE(out);
+    const std::string labels[] = {
+        "BLEU cased 13a          BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|",
+        "BLEU lower-cased        BLEU|nrefs:1|case:lc|eff:no|tok:13a|smooth:exp|",
+        "BLEU intl               BLEU|nrefs:1|case:mixed|eff:no|tok:intl|smooth:exp|",
+        "BLEU tutorial protocol  BLEU|nrefs:1|case:lc|eff:no|tok:13a|smooth:none|",
+        "chrF2                   chrF2|nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|",
+        "chrF++                  chrF2++|nrefs:1|case:mixed|eff:yes|nc:6|nw:2|space:no|"};
+    size_t line_start = 0;
+    for (const std::string& label : labels) {
+        CHECK(out.compare(line_start, label.size(), label) == 0);
+        line_start = out.find('\n', line_start) + 1;
+    }
+    CHECK(line_start == out.size());  // six lines, nothing else
+    // Lower-casing turns "The" into a match: the case:lc line scores higher.
+    const std::string both =
+        run_bleu({ref.str(), "--metrics", "bleu,bleu-lc", "--score-only"}, hyps);
+    CHECK(std::stod(both.substr(both.find('\n') + 1)) > std::stod(both));
+}
+
+TEST_CASE("--lowercase applies to chrF too, and --tokenize takes intl and char") {
+    TempFile ref("ref.txt", "The Cat\n");
+    CHECK(run_bleu({ref.str(), "--metrics", "chrf", "--score-only", "--lowercase"}, "the cat\n") ==
+          "100.00\n");
+    CHECK(run_bleu({ref.str(), "--metrics", "chrf", "--score-only"}, "the cat\n") != "100.00\n");
+    CHECK(run_bleu({ref.str(), "--metrics", "chrf++", "--lowercase"}, "the cat\n")
+              .find("chrF2++ = 100.00\nchrF2++ signature: nrefs:1|case:lc|eff:yes|nc:6|nw:2") == 0);
+    CHECK(run_bleu({ref.str(), "--tokenize", "intl"}, "The Cat\n").find("tok:intl") !=
+          std::string::npos);
+    CHECK(run_bleu({ref.str(), "--tokenize", "char", "--score-only"}, "The Cat\n") == "100.00\n");
+}
+
 TEST_CASE("bad options and missing files are errors") {
     TempFile ref("ref.txt", "a\n");
     CHECK(error_of({}, "a\n").find("reference") != std::string::npos);
-    CHECK(error_of({ref.str(), "--tokenize", "intl"}, "a\n") != "");
+    CHECK(error_of({ref.str(), "--tokenize", "v14"}, "a\n") != "");
     CHECK(error_of({ref.str(), "--metrics", "ter"}, "a\n").find("ter") != std::string::npos);
+    CHECK(error_of({ref.str(), "--metrics", "ter"}, "a\n").find("chrf++, all") !=
+          std::string::npos);
     CHECK(error_of({ref.str(), "--widht", "3"}, "a\n").find("unknown option") != std::string::npos);
     CHECK(error_of({"/nonexistent/ref.txt"}, "a\n").find("/nonexistent/ref.txt") !=
           std::string::npos);

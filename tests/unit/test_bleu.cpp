@@ -9,6 +9,7 @@
 
 #include "seqgrad/data/bleu.h"
 #include "seqgrad/data/sacrebleu_text.h"
+#include "seqgrad/data/unicode_categories.h"
 
 using namespace seqgrad;
 
@@ -58,7 +59,7 @@ TEST_CASE("13a: entities are unescaped, <skipped> removed, hyphenated line break
     CHECK(tokenize_13a("don't <skipped> stop") == "don't stop");
     CHECK(tokenize_13a("line-\nbreak\nnext") == "linebreak next");
     CHECK(tokenize_for_bleu("a,b", "none") == "a,b");
-    CHECK_THROWS_AS(tokenize_for_bleu("a", "intl"), std::invalid_argument);
+    CHECK_THROWS_AS(tokenize_for_bleu("a", "v14"), std::invalid_argument);
 }
 
 TEST_CASE("perfect match scores 100, no overlap scores 0") {
@@ -188,6 +189,38 @@ TEST_CASE("tokenize none keeps punctuation attached") {
     CHECK(bleu("the mat.", {"the mat ."}, tok13a).counts[0] == 3);
 }
 
+TEST_CASE("Unicode classes: numbers, punctuation and symbols of every script") {
+    // Python: unicodedata.category(c)[0] is N, P or S for these.
+    for (char32_t c : {U'5', U'\u0663', U'\u00BD', U'\u2167', U'\u0E53', U'\U0001D7CE'})
+        CHECK(unicode_class(c) == UnicodeClass::number);
+    for (char32_t c : {U'.', U'_', U'\u00AB', U'\u201C', U'\u3001', U'\u00BF', U'\u060C'})
+        CHECK(unicode_class(c) == UnicodeClass::punctuation);
+    for (char32_t c : {U'$', U'+', U'`', U'\u20AC', U'\u00A9', U'\u2192', U'\U0001F600'})
+        CHECK(unicode_class(c) == UnicodeClass::symbol);
+    for (char32_t c : {U'a', U'\u00E9', U' ', U'\u4E00', U'\u0301', U'\U0010FFFF', U'\0'})
+        CHECK(unicode_class(c) == UnicodeClass::other);
+}
+
+TEST_CASE("intl: punctuation splits off unless a number is on its side, symbols always") {
+    CHECK(tokenize_intl("Hello, world!") == "Hello , world !");
+    CHECK(tokenize_intl("3.5 and 1,000") == "3.5 and 1,000");
+    CHECK(tokenize_intl("don't") == "don ' t");  // 13a keeps "don't"
+    CHECK(tokenize_intl("\u00ABBonjour\u00BB") == "\u00AB Bonjour \u00BB");
+    CHECK(tokenize_intl("costs \u20AC5.") == "costs \u20AC 5.");  // as mteval-v14: "5." stays
+    CHECK(tokenize_intl("a+b") == "a + b");
+    CHECK(tokenize_for_bleu("x\u3001y", "intl") == "x \u3001 y");
+}
+
+TEST_CASE("char: every character is a token") {
+    CHECK(tokenize_char("ab c") == "a b   c");
+    CHECK(tokenize_for_bleu("\u00E9t\u00E9", "char") == "\u00E9 t \u00E9");
+    BleuOptions chars;
+    chars.tokenize = "char";
+    chars.effective_order = true;
+    CHECK(bleu("abc", {"abd"}, chars).counts[0] == 2);
+    CHECK_THROWS_AS(tokenize_for_bleu("x", "spacy"), std::invalid_argument);
+}
+
 TEST_CASE("sacreBLEU's published example, with its signature") {
     // From sacreBLEU's README: corpus_score(sys, refs) prints exactly this line.
     const std::vector<std::string> sys = {"The dog bit the man.", "It wasn't surprising.",
@@ -207,6 +240,6 @@ TEST_CASE("sacreBLEU's published example, with its signature") {
     other.smooth_method = "floor";
     other.effective_order = true;
     CHECK(bleu_signature(other, -1) ==
-          "nrefs:var|case:lc|eff:yes|tok:none|smooth:floor|version:2.x-seqgrad");
+          "nrefs:var|case:lc|eff:yes|tok:none|smooth:floor[0.10]|version:2.x-seqgrad");
     CHECK(s.format(2, "nrefs:2").rfind("BLEU|nrefs:2 = 48.53 82.4/", 0) == 0);
 }

@@ -1,6 +1,6 @@
-// Tests for models/formats/safetensors.h and models/training/checkpoint.h: bit-exact round trips, the exact
-// byte layout of the format, a hand-written reference file, parameter-name/shape checks with
-// their messages, corrupt files (never a crash), and atomic writes.
+// Tests for models/formats/safetensors.h and models/training/checkpoint.h: bit-exact round trips,
+// the exact byte layout of the format, a hand-written reference file, parameter-name/shape checks
+// with their messages, corrupt files (never a crash), and atomic writes.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 #include <sys/resource.h>
@@ -17,8 +17,8 @@
 
 #include "seqgrad/autograd/rng.h"
 #include "seqgrad/layers/module.h"
-#include "seqgrad/models/training/checkpoint.h"
 #include "seqgrad/models/formats/safetensors.h"
+#include "seqgrad/models/training/checkpoint.h"
 
 using namespace seqgrad;
 namespace fs = std::filesystem;
@@ -685,4 +685,116 @@ TEST_CASE("an RNG state travels as four decimal strings") {
         CHECK_THROWS_WITH_AS(rng_state_from_json(nlohmann::json::parse(bad)),
                              doctest::Contains("four decimal u64 strings"), Error);
     }
+}
+
+// ---- non-finite values -----------------------------------------------------------------------
+
+TEST_CASE("a checkpoint holding NaN or ±Inf is refused: file, tensor, first index, count") {
+    TempDir dir;
+    const std::string path = dir.file("best.safetensors");
+    TinyModel model(6, 4, 1);  // encoder.embed.weight [4,6], encoder.embed.bias [4]
+    const std::vector<std::pair<std::string, Tensor>> moments = {
+        {"optimizer.exp_avg_sq.out.weight", random_tensor({6, 4}, 9)}};
+    const real bad_values[] = {std::numeric_limits<real>::quiet_NaN(),
+                               std::numeric_limits<real>::infinity(),
+                               -std::numeric_limits<real>::infinity()};
+    const char* bad_names[] = {"NaN", "+Inf", "-Inf"};
+    struct Where {
+        std::string tensor;
+        int64_t first, second;  // flat indices of the two bad values
+        std::string index;      // the first one, per dimension
+    };
+    const Where places[] = {{"encoder.embed.weight", 13, 20, "index 13 ([2, 1])"},
+                            {"encoder.embed.bias", 2, 3, "index 2 ([2])"},
+                            {"optimizer.exp_avg_sq.out.weight", 5, 23, "index 5 ([1, 1])"}};
+    for (int v = 0; v < 3; ++v) {
+        for (const Where& where : places) {
+            CAPTURE(bad_names[v]);
+            CAPTURE(where.tensor);
+            // The file is written as a damaged disk or a diverged run leaves it:
+            // save_checkpoint itself refuses, so the tensors go through the format directly.
+            std::vector<std::pair<std::string, Tensor>> tensors = snapshot(model);
+            tensors.emplace_back(moments[0].first, moments[0].second.detach());
+            for (auto& [name, t] : tensors) {
+                if (name != where.tensor) continue;
+                t = t.detach();
+                t.data()[where.first] = bad_values[v];
+                t.data()[where.second] = bad_values[2 - v];
+            }
+            save_safetensors(path, tensors,
+                             {{"seqgrad.extra_tensors", "[\"" + moments[0].first + "\"]"}});
+
+            std::string message;
+            try {
+                load_checkpoint(path);
+            } catch (const Error& e) {
+                message = e.what();
+            }
+            CAPTURE(message);
+            CHECK(message.find(path + ": tensor '" + where.tensor + "'") != std::string::npos);
+            CHECK(message.find("holds 2 non-finite values") != std::string::npos);
+            CHECK(message.find(fmt::format("the first is {} at {}", bad_names[v], where.index)) !=
+                  std::string::npos);
+
+            // A model loaded through load_parameters (the library's load_state) refuses its
+            // weights too and keeps the ones it had; the optimizer's moments are not parameters.
+            TinyModel other(6, 4, 2);
+            const std::vector<std::pair<std::string, Tensor>> before = snapshot(other);
+            const SafetensorsFile file = load_safetensors(path);
+            if (where.tensor.rfind("optimizer.", 0) == 0) {
+                load_parameters(file, other);
+                CHECK(same_parameters(model, other));
+                continue;
+            }
+            CHECK_THROWS_WITH_AS(
+                load_parameters(file, other),
+                doctest::Contains((path + ": tensor '" + where.tensor + "'").c_str()), Error);
+            for (size_t i = 0; i < before.size(); ++i)
+                CHECK(same_bits(other.named_parameters()[i].second, before[i].second));
+        }
+    }
+}
+
+TEST_CASE("Module::load_state refuses a non-finite value and copies nothing") {
+    TinyModel model(6, 4, 1), other(6, 4, 2);
+    StateDict state = model.state();
+    state.at("out.bias").data()[5] = std::numeric_limits<real>::infinity();
+    const StateDict before = other.state();
+    CHECK_THROWS_WITH_AS(
+        other.load_state(state, "weights.bin"),
+        doctest::Contains("weights.bin: tensor 'out.bias' [6] holds 1 non-finite value (NaN or "
+                          "±Inf) of 6; the first is +Inf at index 5 ([5])"),
+        Error);
+    for (const auto& [name, value] : other.state()) CHECK(same_bits(value, before.at(name)));
+}
+
+TEST_CASE("a non-finite model is never saved: the old best stays as it was") {
+    TempDir dir;
+    const std::string path = dir.file("best.safetensors");
+    TinyModel model(6, 4, 1);
+    const Tensor moment = random_tensor({6, 4}, 9);
+    save_checkpoint(path, model, {{"optimizer.exp_avg.out.weight", moment}}, {{"step", 1}});
+    const Bytes good = read_bytes(path);
+
+    SUBCASE("NaN in a weight") {
+        model.out.weight.data()[7] = std::numeric_limits<real>::quiet_NaN();
+        CHECK_THROWS_WITH_AS(
+            save_checkpoint(path, model, {{"optimizer.exp_avg.out.weight", moment}}, {}),
+            doctest::Contains(
+                ("cannot save '" + path + "': tensor 'out.weight' [6,4] holds 1 non-finite value")
+                    .c_str()),
+            Error);
+    }
+    SUBCASE("-Inf in an optimizer moment") {
+        Tensor bad = moment.detach();
+        bad.data()[0] = -std::numeric_limits<real>::infinity();
+        CHECK_THROWS_WITH_AS(
+            save_checkpoint(path, model, {{"optimizer.exp_avg.out.weight", bad}}, {}),
+            doctest::Contains("tensor 'optimizer.exp_avg.out.weight' [6,4] holds 1 non-finite "
+                              "value (NaN or ±Inf) of 24; the first is -Inf at index 0"),
+            Error);
+    }
+    CHECK(read_bytes(path) == good);
+    CHECK(dir.listing() == std::vector<std::string>{"best.safetensors"});  // no temporary file
+    CHECK(load_checkpoint(path).tensors.size() == 8);
 }

@@ -1,7 +1,8 @@
-// The fast kernels (autograd/kernels/fast/) against their references (autograd/kernels/kernels_reference.h,
-// kernels_reference.cpp, gemm.cpp): the row kernels in float and double on sizes with and
-// without a tail of 8, the products, the Adam update; and the float kernels' own accuracy.
-// (Fast build only: the reference build has no fast kernels.)
+// The fast kernels (autograd/kernels/fast/) against their references
+// (autograd/kernels/kernels_reference.h, kernels_reference.cpp, gemm.cpp): the row kernels in float
+// and double on sizes with and without a tail of 8, the products, the optimizers' passes (against
+// optim/'s loops); and the float kernels' own accuracy. (Fast build only: the reference build has
+// no fast kernels.)
 #include <fmt/format.h>
 
 #include <cmath>
@@ -11,6 +12,9 @@
 #include "seqgrad/autograd/kernels/fast/kernels.h"
 #include "seqgrad/autograd/kernels/gemm.h"
 #include "seqgrad/autograd/kernels/kernels.h"
+#include "seqgrad/optim/adam.h"
+#include "seqgrad/optim/clip.h"
+#include "seqgrad/optim/sgd.h"
 #include "test_util.h"
 
 using namespace seqgrad;
@@ -151,32 +155,81 @@ TEST_CASE("products by a weight: fast (packed, on a shared_over_steps view) equa
         }
 }
 
-TEST_CASE("Adam update: fast (blocked, threaded) equals reference in every mode") {
+TEST_CASE("Adam update: fast (blocked, threaded) equals optim/adam.cpp's loop in every mode") {
+    // the fast kernel keeps PyTorch's arrangement (m by lerp, lr / (1 − β1^t) and 1 / √(1 − β2^t)
+    // folded into constants); the textbook loop divides by both bias corrections: equal to a few
+    // units in the last place of double
     for (int mode = 0; mode < 3; ++mode)
         for (double scale : {1.0, 0.375})
+            for (bool zero : {false, true})
+                for (int64_t t : {1, 7}) {
+                    INFO("mode " << mode << " scale " << scale << " zero " << zero << " t " << t);
+                    const AdamStep step{1e-3,      0.9, 0.999,      1e-8, mode == 0 ? 0.0 : 0.01,
+                                        mode == 2, t,   real(scale)};
+                    const size_t n = 70001;  // more than the grain: cut between threads; a tail
+                    std::vector<std::vector<real>> fast_arrays, reference_arrays;
+                    for (uint64_t k = 0; k < 4; ++k)
+                        fast_arrays.push_back(values<real>(n, 20 + k, -1, 1));
+                    for (auto& v : fast_arrays[3]) v = std::fabs(v);  // the second moment is >= 0
+                    reference_arrays = fast_arrays;
+                    auto arrays = [&](std::vector<std::vector<real>>& a) {
+                        return AdamArrays{a[0].data(), a[1].data(), a[2].data(), a[3].data(),
+                                          int64_t(n)};
+                    };
+                    fast::adam_update(step, {arrays(fast_arrays)}, zero);
+                    adam_update_reference(step, arrays(reference_arrays));
+                    if (zero) std::fill(reference_arrays[0].begin(), reference_arrays[0].end(), 0);
+                    for (size_t k = 0; k < 4; ++k)
+                        check_close(fast_arrays[k], reference_arrays[k], 1e-14);
+                }
+}
+
+TEST_CASE("SGD update: fast (one loop per mode, threaded) equals optim/sgd.cpp's loop") {
+    struct Mode {
+        double momentum, weight_decay;
+        bool nesterov;
+    };
+    for (const Mode& mode : {Mode{0, 0, false}, Mode{0, 0.01, false}, Mode{0.9, 0, false},
+                             Mode{0.9, 0.01, false}, Mode{0.9, 0, true}, Mode{0.9, 0.01, true}})
+        for (double scale : {1.0, 0.375})
             for (bool zero : {false, true}) {
-                INFO("mode " << mode << " scale " << scale << " zero " << zero);
-                AdamConstants c{real(1e-3 / 0.1), real(1 / std::sqrt(0.001)),
-                                real(0.999),      real(0.1),
-                                real(0.001),      real(1e-8),
-                                real(0.01),       real(1 - 1e-3 * 0.01),
-                                real(scale),      mode == 1,
-                                mode == 2};
-                const size_t n = 70001;  // more than the grain: cut between threads; a tail
+                INFO("momentum " << mode.momentum << " wd " << mode.weight_decay << " nesterov "
+                                 << mode.nesterov << " scale " << scale << " zero " << zero);
+                const SgdStep step{0.1, mode.momentum, mode.weight_decay, mode.nesterov,
+                                   real(scale)};
+                const size_t n = 70001;
                 std::vector<std::vector<real>> fast_arrays, reference_arrays;
-                for (uint64_t k = 0; k < 4; ++k)
-                    fast_arrays.push_back(values<real>(n, 20 + k, -1, 1));
-                for (auto& v : fast_arrays[3]) v = std::fabs(v);  // the second moment is >= 0
+                for (uint64_t k = 0; k < 3; ++k)
+                    fast_arrays.push_back(values<real>(n, 30 + k, -1, 1));
                 reference_arrays = fast_arrays;
                 auto arrays = [&](std::vector<std::vector<real>>& a) {
-                    return AdamArrays{a[0].data(), a[1].data(), a[2].data(), a[3].data(),
-                                      int64_t(n)};
+                    return SgdArrays{a[0].data(), a[1].data(),
+                                     mode.momentum > 0 ? a[2].data() : nullptr, int64_t(n)};
                 };
-                fast::adam_update(c, {arrays(fast_arrays)}, zero);
-                reference::adam_update(c, arrays(reference_arrays), zero);
-                for (size_t k = 0; k < 4; ++k)
+                fast::sgd_update(step, {arrays(fast_arrays)}, zero);
+                sgd_update_reference(step, arrays(reference_arrays));
+                if (zero) std::fill(reference_arrays[0].begin(), reference_arrays[0].end(), 0);
+                for (size_t k = 0; k < 3; ++k)
                     check_close(fast_arrays[k], reference_arrays[k], 1e-14);
             }
+}
+
+TEST_CASE("Σ g²: fast (blocked, interleaved, threaded) equals optim/clip.cpp's loop") {
+    // arrays below one block, with a tail, and long enough to be cut between threads
+    std::vector<std::vector<real>> grads;
+    for (size_t n : {size_t(1), size_t(4097), size_t(70001), size_t(300 * 257)})
+        grads.push_back(values<real>(n, 40 + n));
+    std::vector<const real*> arrays;
+    std::vector<int64_t> sizes;
+    double plain = 0;
+    for (const auto& g : grads) {
+        arrays.push_back(g.data());
+        sizes.push_back(int64_t(g.size()));
+        plain += sum_of_squares_reference(g.data(), int64_t(g.size()));
+    }
+    const double fast_sum = fast::sum_of_squares(arrays, sizes);
+    CHECK(std::fabs(fast_sum - plain) <= 1e-14 * plain);
+    CHECK(fast::sum_of_squares({}, {}) == 0);
 }
 
 TEST_CASE("fast sigmoid_inplace and tanh_inplace in float: within 4e-7 relative of exact") {

@@ -1,5 +1,6 @@
-// The fast versions of the kernels of autograd/kernels/kernels.h that are not row kernels (those are in
-// autograd/kernels/fast/vector_kernels.h). Only the fast build compiles autograd/kernels/fast/.
+// The fast versions of the kernels of autograd/kernels/kernels.h that are not row kernels (those
+// are in autograd/kernels/fast/vector_kernels.h). Only the fast build compiles
+// autograd/kernels/fast/.
 #pragma once
 
 #include <cstdint>
@@ -17,9 +18,10 @@ real* leaf_grad_elsewhere(Node& leaf);
 real* leaf_grad_row_elsewhere(Node& leaf, int64_t row);
 // (and kernels::ParallelGradients)
 
-// autograd/kernels/fast/optimizer_kernels.cpp
-void for_each_array(const std::vector<int64_t>& sizes, int64_t grain,
-                    const std::function<void(size_t, int64_t, int64_t)>& fn, int64_t align);
-void adam_update(const AdamConstants& c, const std::vector<AdamArrays>& params, bool zero_grads);
+// autograd/kernels/fast/optimizer_kernels.cpp: the optimizers' passes, equal to optim/'s loops
+void adam_update(const AdamStep& step, const std::vector<AdamArrays>& params, bool zero_grads);
+void sgd_update(const SgdStep& step, const std::vector<SgdArrays>& params, bool zero_grads);
+double sum_of_squares(const std::vector<const real*>& arrays, const std::vector<int64_t>& sizes);
+void zero_arrays(const std::vector<real*>& arrays, const std::vector<int64_t>& sizes);
 
 }  // namespace seqgrad::kernels::fast
