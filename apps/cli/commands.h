@@ -26,6 +26,7 @@ int cmd_attention(const Argv& args);
 int cmd_bleu(const Argv& args);
 int cmd_explore(const Argv& args);
 int cmd_plot(const Argv& args);
+int cmd_exercises(const Argv& args);
 
 // explore: what to show (0 = the default for beam and nbest, NaN alpha = the run's).
 struct ExploreRequest {

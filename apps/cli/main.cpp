@@ -30,6 +30,8 @@ commands:
   gradcheck [--only NAME] [--eps E] [--atol A] [--rtol R]
                                                       double-precision gradient checks
   gradflow [--out DIR] [--lengths 5,10,...]           gradient flow with/without attention
+  exercises list | check [N ...] | hint N | train-dates
+                                                      practise: write the pieces, get graded
   plot FILE.csv --x COL --y COL[,COL...] --out FILE.svg [--group COL] [--logx] [--logy]
                                                       a line plot (SVG) of a CSV table
 
@@ -52,6 +54,7 @@ int main(int argc, char** argv) {
         {"explore", cmd_explore},
         {"bpe", cmd_bpe},
         {"plot", cmd_plot},
+        {"exercises", cmd_exercises},
     };
     if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
         fmt::print("{}", kUsage);
