@@ -4,6 +4,8 @@
 //   {"bench":"explore","run_dir":..,"sentences":..,"beam":..,"rounds":..,"median_s":..,
 //    "cpu_median_s":..,"bytes":..}
 // usage: explore_time RUN_DIR [--limit N] [--beam K] [--rounds R] [--out FILE.html]
+//                     [--gradient-sentences N] [--ig-sentences N] [--ig-steps K] [--no-gradients]
+// (the last three as `seqgrad explore` has them: what the saliency and gradient-flow views cost)
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -31,8 +33,9 @@ static double median(std::vector<double> v) {
 }
 
 int main(int argc, char** argv) {
-    Args args(std::vector<std::string>(argv + 1, argv + argc), {"limit", "beam", "rounds", "out"},
-              {});
+    Args args(std::vector<std::string>(argv + 1, argv + argc),
+              {"limit", "beam", "rounds", "out", "ig-sentences", "ig-steps", "gradient-sentences"},
+              {"no-gradients"});
     if (args.positional().size() != 1) {
         fmt::print(stderr, "usage: explore_time RUN_DIR [--limit N] [--beam K] [--rounds R]\n");
         return 2;
@@ -45,6 +48,10 @@ int main(int argc, char** argv) {
     request.beam = args.get_int("beam", 5);
     request.out = args.get("out", "/tmp/seqgrad_explore_time.html");
     request.progress = false;
+    request.gradients = !args.has("no-gradients");
+    request.integrated_sentences = args.get_int("ig-sentences", request.integrated_sentences);
+    request.integrated_steps = args.get_int("ig-steps", request.integrated_steps);
+    request.gradient_sentences = args.get_int("gradient-sentences", request.gradient_sentences);
     const int rounds = args.get_int("rounds", 5);
     std::vector<double> wall, cpu;
     ExploreReport report;
@@ -64,7 +71,11 @@ int main(int argc, char** argv) {
                         {"median_s", median(wall)},
                         {"cpu_median_s", median(cpu)},
                         {"wall_s", wall},
-                        {"bytes", report.bytes}};
+                        {"bytes", report.bytes},
+                        {"gradients", request.gradients},
+                        {"ig_sentences", request.gradients ? request.integrated_sentences : 0},
+                        {"ig_steps", request.integrated_steps},
+                        {"gradient_sentences", request.gradients ? request.gradient_sentences : 0}};
     fmt::print("{}\n", line.dump());
     return 0;
 }

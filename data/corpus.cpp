@@ -36,10 +36,7 @@ std::string parse_line(std::string_view line, int source_column, size_t expected
     if (found != expected_columns) {
         std::string problem = std::to_string(found) + " tab-separated columns, expected " +
                               std::to_string(expected_columns);
-        if (found > expected_columns)
-            problem +=
-                " (a tab inside a sentence? if every line has extra metadata columns, set "
-                "data.columns to their number)";
+        if (found > expected_columns) problem += " (a tab inside a sentence?)";
         return problem;
     }
     const std::string_view columns[2] = {
@@ -59,13 +56,41 @@ std::string parse_line(std::string_view line, int source_column, size_t expected
     return {};
 }
 
+// The number of tab-separated columns every line of `text` has, or 0 when lines differ.
+size_t common_column_count(std::string_view text) {
+    size_t common = 0;
+    size_t pos = 0;
+    while (pos < text.size()) {
+        size_t end = text.find('\n', pos);
+        if (end == std::string_view::npos) end = text.size();
+        const std::string_view line = text.substr(pos, end - pos);
+        pos = end + 1;
+        const size_t columns = size_t(std::count(line.begin(), line.end(), '\t')) + 1;
+        if (common != 0 && columns != common) return 0;
+        common = columns;
+    }
+    return common;
+}
+
+// What to do about a bad line when bad lines are errors.
+std::string way_past(std::string_view text, size_t expected_columns) {
+    const size_t common = common_column_count(text);
+    if (common > expected_columns)
+        return "every line has " + std::to_string(common) +
+               " tab-separated columns: if the extra ones are metadata, set data.columns to " +
+               std::to_string(common);
+    return "to leave bad lines out, set data.bad_lines to \"skip\" (or \"warn\" to print each "
+           "one); they are listed in the run directory, in skipped_lines.tsv";
+}
+
 }  // namespace
 
 OnBadLine on_bad_line_from_string(std::string_view name) {
-    if (name == "fail") return OnBadLine::fail;
+    if (name == "error" || name == "fail") return OnBadLine::error;
+    if (name == "warn") return OnBadLine::warn;
     if (name == "skip") return OnBadLine::skip;
     throw std::invalid_argument("unknown on_bad_line \"" + std::string(name) +
-                                "\" (expected \"fail\" or \"skip\")");
+                                "\" (expected \"error\", \"warn\" or \"skip\")");
 }
 
 CorpusReadResult parse_parallel_corpus(std::string_view text, const std::string& name,
@@ -100,8 +125,10 @@ CorpusReadResult parse_parallel_corpus(std::string_view text, const std::string&
             continue;
         }
         const std::string message = name + ":" + std::to_string(line_number) + ": " + problem;
-        if (options.on_bad_line == OnBadLine::fail) throw std::runtime_error(message);
+        if (options.on_bad_line == OnBadLine::error)
+            throw std::runtime_error(message + "; " + way_past(text, options.columns));
         ++result.skipped;
+        result.bad_lines.push_back({line_number, problem});
         if (result.messages.size() < options.max_messages) result.messages.push_back(message);
     }
     if (result.pairs.empty()) {

@@ -11,8 +11,8 @@
 
 #include "apps/cli/args.h"
 #include "apps/cli/commands.h"
-#include "apps/plot/plot.h"
 #include "apps/cli/run_args.h"
+#include "apps/plot/plot.h"
 #include "seqgrad/autograd/tensor.h"
 #include "seqgrad/data/accuracy.h"
 #include "seqgrad/data/bleu.h"
@@ -20,8 +20,9 @@
 #include "seqgrad/data/corpus.h"
 #include "seqgrad/data/dates.h"
 #include "seqgrad/data/file_io.h"
-#include "seqgrad/models/run/run.h"
+#include "seqgrad/data/score_definitions.h"
 #include "seqgrad/models/decoding/translator.h"
+#include "seqgrad/models/run/run.h"
 
 namespace seqgrad {
 namespace {
@@ -30,6 +31,7 @@ const char* kHelp =
     R"(usage: seqgrad eval RUN_DIR [--test FILE.tsv] [--beam K] [--alpha A] [--out FILE]
                     [--checkpoint best|last] [--limit N] [--length-penalty P]
                     [--coverage B] [--no-repeat-ngram N] [--summary-csv FILE]
+                    [--metrics LIST]
 
 Decodes a test set with the model trained in RUN_DIR and prints, first, sacreBLEU's default
 corpus BLEU (13a tokenisation, cased) with its signature and chrF, of the output against the
@@ -42,6 +44,19 @@ of test sentences holding a token outside the vocabulary (<unk>), exact-match ac
 date task, the decoding speed, the mean output length and how often the output repeats itself
 (words, after the pipeline's normalisation; the references' numbers beside them). The
 hypotheses are written one per line to FILE.
+
+BLEU is not one number: the definitions people publish with differ by more than a point on the
+same output. --metrics all prints each on its own line, labelled, with sacreBLEU's signature:
+  BLEU cased 13a          sacreBLEU's default (cased, 13a tokens): the number papers report
+  BLEU lower-cased        the same lower-cased (case:lc; JoeyNMT's benchmarks)
+  BLEU intl               cased, international tokenisation (every Unicode punctuation mark and
+                          symbol is a token, as mteval-v14)
+  BLEU tutorial protocol  the tutorials' protocol: lower-cased tokens, corpus BLEU-4 without
+                          smoothing. The tutorials tokenise with spaCy, which seqgrad does not
+                          have: sacreBLEU's 13a tokeniser makes the tokens here (punctuation split
+                          off, "don't" kept whole), so the number is close to theirs, not equal
+  chrF2                   character 1..6-grams, recall weighted beta = 2
+  chrF++                  chrF2 plus word 1..2-grams
 
 options (decoding defaults: the run's config, section "decode"):
   --test FILE.tsv   source<TAB>target pairs (columns as data.source_column says); default: the
@@ -59,6 +74,9 @@ options (decoding defaults: the run's config, section "decode"):
   --no-repeat-ngram N  forbid a token that would repeat an n-gram of the output, 0 = off
   --summary-csv FILE   append one CSV row (header first when FILE is new) with the settings and
                     numbers above, for sweeps and `seqgrad plot`
+  --metrics LIST    the score lines, labelled: comma-separated bleu, bleu-lc, bleu-intl,
+                    bleu-tutorial, chrf, chrf++, or all (default: sacreBLEU's BLEU and chrF2
+                    lines as the sacrebleu command prints them)
 )";
 
 DecodeOptions::LengthPenalty length_penalty_named(const std::string& name) {
@@ -118,13 +136,27 @@ std::string describe_pipeline(const DataConfig& d) {
     return fmt::format("{}", fmt::join(steps, ", "));
 }
 
+// The definitions --metrics names (none for ""); throws Error on an unknown name.
+std::vector<ScoreDefinition> metric_definitions(const std::string& metrics) {
+    try {
+        return metrics.empty() ? std::vector<ScoreDefinition>{} : parse_score_definitions(metrics);
+    } catch (const std::invalid_argument& e) {
+        throw Error(fmt::format("--metrics: {}", e.what()));
+    }
+}
+
 }  // namespace
 
 std::string eval_scores_text(const Task& task, const std::string& pipeline_description,
                              const std::vector<std::string>& hypotheses,
-                             const std::vector<std::string>& raw_references) {
+                             const std::vector<std::string>& raw_references,
+                             const std::string& metrics) {
+    const std::vector<ScoreDefinition> definitions = metric_definitions(metrics);
     std::string out;
     auto score = [&](const std::vector<std::string>& refs) {
+        for (const ScoreDefinition& d : definitions)
+            out += defined_score(d, hypotheses, {refs}).line + "\n";
+        if (!definitions.empty()) return;
         BleuOptions bleu_options;
         ChrfOptions chrf_options;
         BleuScore bleu = corpus_bleu(hypotheses, {refs}, bleu_options);
@@ -199,25 +231,10 @@ std::string output_stats_text(const RepeatCounts& output, const RepeatCounts& re
         references.trigrams_per_1000());
 }
 
-int cmd_eval(const Argv& argv) {
-    Args args(argv,
-              {"test", "beam", "alpha", "out", "checkpoint", "limit", "length-penalty", "coverage",
-               "no-repeat-ngram", "summary-csv"},
-              {"help"});
-    if (args.has("help")) {
-        fmt::print("{}", kHelp);
-        return 0;
-    }
-    if (args.positional().size() != 1) {
-        fmt::print(stderr, "{}", kHelp);
-        return 2;
-    }
-    const std::string run_dir = args.positional()[0];
-    const int limit = args.get_int("limit", 0);
-    if (limit < 0) throw Error(fmt::format("--limit: expected N >= 0, got {}", limit));
+namespace {
 
-    LoadedRun run = load_run_from_args(args, run_dir);
-    const std::string which = args.get("checkpoint", "best");
+// The decoding options: the run's config (section "decode") with the command line's changes.
+DecodeOptions eval_decode_options(const Args& args, const LoadedRun& run) {
     DecodeOptions options = decode_options_from_args(args, run);
     options.alpha = args.get_double("alpha", options.alpha);
     if (args.has("length-penalty"))
@@ -231,25 +248,14 @@ int cmd_eval(const Argv& argv) {
                                 options.no_repeat_ngram_size));
     options.nbest = 1;
     options.keep_attention = false;
+    return options;
+}
 
-    std::string origin;
-    std::vector<SentencePair> test = load_test_set(args, run.config, origin);
-    if (limit > 0 && size_t(limit) < test.size()) test.resize(size_t(limit));
-    if (test.empty()) throw Error("the test set is empty");
-
-    std::vector<std::string> sources, raw_references, references;
-    for (const SentencePair& p : test) {
-        sources.push_back(p.source);
-        raw_references.push_back(p.target);
-        // What the model's pipeline makes of the reference: the normalised reference.
-        references.push_back(run.task.pipeline.join(run.task.pipeline.tokens(p.target)));
-    }
-
-    // "best" may have fallen back to "last": name the file after the checkpoint really used.
-    const std::string used =
-        run.checkpoint_path.find("/last.safetensors") != std::string::npos ? "last" : which;
+// What is evaluated: the model, the test set and where it came from, the decoding.
+void print_setup(const LoadedRun& run, const std::string& origin, size_t pairs,
+                 const DecodeOptions& options) {
     fmt::print("model: {}\n", run.checkpoint_path);
-    fmt::print("test set: {}, {} pairs\n", origin, test.size());
+    fmt::print("test set: {}, {} pairs\n", origin, pairs);
     fmt::print(
         "decoding: {}, alpha {} ({} length penalty), max length {}\n",
         options.beam_size == 1 ? std::string("greedy") : fmt::format("beam {}", options.beam_size),
@@ -260,70 +266,124 @@ int cmd_eval(const Argv& argv) {
                        ? fmt::format("no repeated {}-grams", options.no_repeat_ngram_size)
                        : std::string("n-gram blocking off"));
     std::fflush(stdout);
+}
+
+// The date task's exact-match accuracy and a few of the mistakes: what a learner looks at next.
+void print_date_accuracy(const std::vector<std::string>& sources,
+                         const std::vector<std::string>& hypotheses,
+                         const std::vector<std::string>& references) {
+    const double accuracy = exact_match_accuracy(hypotheses, references);
+    const size_t correct = size_t(std::lround(accuracy * double(sources.size())));
+    fmt::print("exact-match accuracy: {:.2f}% ({} of {})\n", 100 * accuracy, correct,
+               sources.size());
+    int shown = 0;
+    for (size_t i = 0; i < sources.size() && shown < 5; ++i) {
+        if (hypotheses[i] == references[i]) continue;
+        if (shown++ == 0) fmt::print("some errors (source -> output, expected):\n");
+        fmt::print("  {:<36} -> {:<12} expected {}\n", sources[i], hypotheses[i], references[i]);
+    }
+}
+
+// Every number of one evaluation, for --summary-csv.
+struct EvalSummary {
+    std::string checkpoint, origin;
+    size_t sentences = 0;
+    DecodeOptions options;
+    double seconds = 0, bleu = 0;
+    RepeatCounts output, references;
+};
+
+// Appends the row of `s` to the CSV file `path` (header first when the file is new).
+void append_summary_row(const std::string& path, const EvalSummary& s) {
+    const double n = double(s.sentences);
+    append_csv_row(
+        path,
+        {"checkpoint", "test", "sentences", "beam", "alpha", "length_penalty", "coverage",
+         "no_repeat_ngram", "seconds", "sentences_per_s", "bleu", "mean_length",
+         "reference_mean_length", "immediate_repeats_per_1000", "repeated_trigrams_per_1000"},
+        {s.checkpoint, s.origin, std::to_string(s.sentences), std::to_string(s.options.beam_size),
+         fmt::format("{}", s.options.alpha), length_penalty_name(s.options.length_penalty),
+         fmt::format("{}", s.options.coverage_penalty),
+         std::to_string(s.options.no_repeat_ngram_size), fmt::format("{:.4f}", s.seconds),
+         fmt::format("{:.2f}", n / std::max(s.seconds, 1e-9)), fmt::format("{:.2f}", s.bleu),
+         fmt::format("{:.3f}", double(s.output.words) / n),
+         fmt::format("{:.3f}", double(s.references.words) / n),
+         fmt::format("{:.3f}", s.output.immediate_per_1000()),
+         fmt::format("{:.3f}", s.output.trigrams_per_1000())});
+}
+
+}  // namespace
+
+int cmd_eval(const Argv& argv) {
+    Args args(argv,
+              {"test", "beam", "alpha", "out", "checkpoint", "limit", "length-penalty", "coverage",
+               "no-repeat-ngram", "summary-csv", "metrics"},
+              {"help"});
+    if (args.has("help") || args.positional().size() != 1) {
+        fmt::print(args.has("help") ? stdout : stderr, "{}", kHelp);
+        return args.has("help") ? 0 : 2;
+    }
+    const std::string run_dir = args.positional()[0];
+    const int limit = args.get_int("limit", 0);
+    if (limit < 0) throw Error(fmt::format("--limit: expected N >= 0, got {}", limit));
+    metric_definitions(args.get("metrics", ""));  // a bad name is an error before decoding
+
+    LoadedRun run = load_run_from_args(args, run_dir);
+    EvalSummary summary;
+    summary.options = eval_decode_options(args, run);
+    std::vector<SentencePair> test = load_test_set(args, run.config, summary.origin);
+    if (limit > 0 && size_t(limit) < test.size()) test.resize(size_t(limit));
+    if (test.empty()) throw Error("the test set is empty");
+    summary.checkpoint = run.checkpoint_path;
+    summary.sentences = test.size();
+
+    std::vector<std::string> sources, raw_references, references;
+    for (const SentencePair& p : test) {
+        sources.push_back(p.source);
+        raw_references.push_back(p.target);
+        // What the model's pipeline makes of the reference: the normalised reference.
+        references.push_back(run.task.pipeline.join(run.task.pipeline.tokens(p.target)));
+    }
+    print_setup(run, summary.origin, test.size(), summary.options);
 
     auto start = std::chrono::steady_clock::now();
-    std::vector<Translation> translations = translate(*run.model, run.task, sources, options);
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::vector<std::string> hypotheses;
-    for (const Translation& t : translations) hypotheses.push_back(t.text);
-
-    fmt::print("decoded {} sentences in {:.2f}s: {:.1f} sentences/s\n", test.size(), seconds,
-               double(test.size()) / std::max(seconds, 1e-9));
+    for (const Translation& t : translate(*run.model, run.task, sources, summary.options))
+        hypotheses.push_back(t.text);
+    summary.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    fmt::print("decoded {} sentences in {:.2f}s: {:.1f} sentences/s\n", test.size(),
+               summary.seconds, double(test.size()) / std::max(summary.seconds, 1e-9));
     fmt::print("{}", eval_scores_text(run.task, describe_pipeline(run.config.data), hypotheses,
-                                      raw_references));
+                                      raw_references, args.get("metrics", "")));
     fmt::print("{}", unknown_share_text(run.task, test));
-
-    if (run.task.is_dates()) {
-        double accuracy = exact_match_accuracy(hypotheses, references);
-        size_t correct = size_t(std::lround(accuracy * double(test.size())));
-        fmt::print("exact-match accuracy: {:.2f}% ({} of {})\n", 100 * accuracy, correct,
-                   test.size());
-        // A few of the mistakes: what a learner looks at next.
-        int shown = 0;
-        for (size_t i = 0; i < test.size() && shown < 5; ++i) {
-            if (hypotheses[i] == references[i]) continue;
-            if (shown++ == 0) fmt::print("some errors (source -> output, expected):\n");
-            fmt::print("  {:<36} -> {:<12} expected {}\n", sources[i], hypotheses[i],
-                       references[i]);
-        }
-    }
+    if (run.task.is_dates()) print_date_accuracy(sources, hypotheses, references);
 
     std::vector<std::vector<std::string>> output_words, reference_words;
     for (size_t i = 0; i < test.size(); ++i) {
         output_words.push_back(normalised_words(run.task, hypotheses[i]));
         reference_words.push_back(normalised_words(run.task, raw_references[i]));
     }
-    const RepeatCounts output_repeats = count_repeats(output_words);
-    const RepeatCounts reference_repeats = count_repeats(reference_words);
-    fmt::print("{}", output_stats_text(output_repeats, reference_repeats, test.size()));
+    summary.output = count_repeats(output_words);
+    summary.references = count_repeats(reference_words);
+    fmt::print("{}", output_stats_text(summary.output, summary.references, test.size()));
 
     if (args.has("summary-csv")) {
         // BLEU against the references as the output is written: normalised like it for a
         // char / word run (the second score above), raw for a reversible (BPE) one.
-        const BleuScore bleu =
+        summary.bleu =
             corpus_bleu(hypotheses, {run.task.pipeline.reversible() ? raw_references : references},
-                        BleuOptions{});
-        const double n = double(test.size());
-        append_csv_row(
-            args.get("summary-csv"),
-            {"checkpoint", "test", "sentences", "beam", "alpha", "length_penalty", "coverage",
-             "no_repeat_ngram", "seconds", "sentences_per_s", "bleu", "mean_length",
-             "reference_mean_length", "immediate_repeats_per_1000", "repeated_trigrams_per_1000"},
-            {run.checkpoint_path, origin, std::to_string(test.size()),
-             std::to_string(options.beam_size), fmt::format("{}", options.alpha),
-             length_penalty_name(options.length_penalty),
-             fmt::format("{}", options.coverage_penalty),
-             std::to_string(options.no_repeat_ngram_size), fmt::format("{:.4f}", seconds),
-             fmt::format("{:.2f}", n / std::max(seconds, 1e-9)), fmt::format("{:.2f}", bleu.score),
-             fmt::format("{:.3f}", double(output_repeats.words) / n),
-             fmt::format("{:.3f}", double(reference_repeats.words) / n),
-             fmt::format("{:.3f}", output_repeats.immediate_per_1000()),
-             fmt::format("{:.3f}", output_repeats.trigrams_per_1000())});
+                        BleuOptions{})
+                .score;
+        append_summary_row(args.get("summary-csv"), summary);
     }
 
-    std::string out =
-        args.get("out", fmt::format("{}/hyps.{}.beam{}.txt", run_dir, used, options.beam_size));
+    // "best" may have fallen back to "last": name the file after the checkpoint really used.
+    const std::string used = run.checkpoint_path.find("/last.safetensors") != std::string::npos
+                                 ? "last"
+                                 : args.get("checkpoint", "best");
+    const std::string out = args.get(
+        "out", fmt::format("{}/hyps.{}.beam{}.txt", run_dir, used, summary.options.beam_size));
     std::string text;
     for (const std::string& h : hypotheses) text += h + "\n";
     write_file_atomically(out, text);

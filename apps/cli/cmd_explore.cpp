@@ -9,10 +9,10 @@
 
 #include "apps/cli/args.h"
 #include "apps/cli/commands.h"
+#include "apps/cli/run_args.h"
 #include "apps/explore/explore_data.h"
 #include "apps/explore/explore_html.h"
 #include "apps/plot/plot.h"
-#include "apps/cli/run_args.h"
 #include "seqgrad/autograd/tensor.h"
 #include "seqgrad/data/file_io.h"
 
@@ -22,18 +22,26 @@ namespace {
 const char* kHelp =
     R"(usage: seqgrad explore RUN_DIR [--test FILE.tsv | --input FILE] [--limit N] [--beam K]
                        [--alpha A] [--nbest N] [--checkpoint best|last] [--what-if-steps S]
+                       [--gradient-sentences N] [--ig-sentences N] [--ig-steps K]
+                       [--no-gradients]
                        [--out FILE.html]
 
 Writes one HTML file (CSS, JavaScript and data inline: it opens from disk with no network and
-no server) with six linked views of the model trained in RUN_DIR:
+no server) with eight linked views of the model trained in RUN_DIR:
   corpus      every sentence, its greedy and beam translations, sentence BLEU and chrF of each,
               lengths, attention flags; sortable and filterable; corpus scores at the top
   attention   the heatmap of any n-best hypothesis or the greedy one, per-step entropy, the
               diagnosis `seqgrad attention` prints
+  saliency    beside the attention heatmap, the gradient of each output token's log-probability
+              with respect to the source embeddings (as `seqgrad saliency`), and where the two
+              agree
+  gradients   this sentence's gradient flow: ||dL/dh_s|| through attention and through the
+              recurrence, per module gradient norms
   beam tree   every hypothesis the search expanded, the dropped ones faded with the reason
   greedy vs beam, what-if (the continuation when forced to take another token), training
-Open a sentence directly with FILE.html#sentence=3 (and &view=corpus, attention, tree, compare,
-whatif or training; &hyp=K picks the heatmap's hypothesis, &zoom=0.5 the tree's scale).
+Open a sentence directly with FILE.html#sentence=3 (and &view=corpus, attention, saliency,
+gradients, tree, compare, whatif or training; &hyp=K picks the heatmap's hypothesis, &zoom=0.5
+the tree's scale).
 
 options (defaults: the run's config, section "decode"):
   --test FILE.tsv     source<TAB>target pairs (as data.source_column says); default: the
@@ -45,6 +53,12 @@ options (defaults: the run's config, section "decode"):
   --nbest N           hypotheses kept per sentence (default min(5, K))
   --checkpoint W      best (default; falls back to last when there is none) or last
   --what-if-steps S   what-if alternatives over the first S steps (default 3; 0 = none)
+  --gradient-sentences N  saliency and gradient flow for the first N sentences (default 40;
+                      together they cost about what decoding them at beam 5 costs)
+  --ig-sentences N    integrated gradients in the saliency view for the first N sentences
+                      (default 3; they cost K times the other saliency methods)
+  --ig-steps K        their steps (default 32)
+  --no-gradients      leave out the saliency and gradient-flow views (faster, smaller)
   --out FILE.html     where to write it (default RUN_DIR/explore.html), atomically
 )";
 
@@ -81,6 +95,14 @@ ExploreReport run_explore(const ExploreRequest& request) {
     if (request.beam < 0) throw Error(fmt::format("--beam: expected K >= 1, got {}", request.beam));
     if (request.nbest < 0)
         throw Error(fmt::format("--nbest: expected N >= 1, got {}", request.nbest));
+    if (request.gradient_sentences < 0)
+        throw Error(fmt::format("--gradient-sentences: expected N >= 0, got {}",
+                                request.gradient_sentences));
+    if (request.integrated_sentences < 0)
+        throw Error(
+            fmt::format("--ig-sentences: expected N >= 0, got {}", request.integrated_sentences));
+    if (request.integrated_steps < 1)
+        throw Error(fmt::format("--ig-steps: expected K >= 1, got {}", request.integrated_steps));
     if (request.what_if_steps < 0)
         throw Error(fmt::format("--what-if-steps: expected S >= 0, got {}", request.what_if_steps));
     if (!request.test.empty() && !request.input.empty())
@@ -122,6 +144,10 @@ ExploreReport run_explore(const ExploreRequest& request) {
                                 options.decode.nbest, options.decode.beam_size));
     if (!std::isnan(request.alpha)) options.decode.alpha = request.alpha;
     options.what_if_steps = request.what_if_steps;
+    options.gradients.enabled = request.gradients;
+    options.gradients.sentences = request.gradient_sentences;
+    options.gradients.integrated_sentences = request.integrated_sentences;
+    options.gradients.integrated_steps = request.integrated_steps;
     options.progress = request.progress;
 
     nlohmann::json data = explore_data(run, request.run_dir, input, options);
@@ -141,10 +167,10 @@ ExploreReport run_explore(const ExploreRequest& request) {
 }
 
 int cmd_explore(const Argv& argv) {
-    Args args(
-        argv,
-        {"test", "input", "limit", "beam", "alpha", "nbest", "checkpoint", "what-if-steps", "out"},
-        {"help"});
+    Args args(argv,
+              {"test", "input", "limit", "beam", "alpha", "nbest", "checkpoint", "what-if-steps",
+               "out", "gradient-sentences", "ig-sentences", "ig-steps"},
+              {"help", "no-gradients"});
     if (args.has("help")) {
         fmt::print("{}", kHelp);
         return 0;
@@ -168,6 +194,10 @@ int cmd_explore(const Argv& argv) {
     request.checkpoint = args.get("checkpoint", "best");
     request.what_if_steps = args.get_int("what-if-steps", 3);
     request.out = args.get("out");
+    request.gradients = !args.has("no-gradients");
+    request.gradient_sentences = args.get_int("gradient-sentences", 40);
+    request.integrated_sentences = args.get_int("ig-sentences", 3);
+    request.integrated_steps = args.get_int("ig-steps", 32);
     const ExploreReport r = run_explore(request);
     fmt::print("wrote {} ({}, {} sentences)\n", r.path, human_size(r.bytes), r.sentences);
     if (!r.left_out.empty()) fmt::print("{}\n", r.left_out);

@@ -30,6 +30,13 @@ the file write in progress, if any). Only one `train` may write a run directory 
 (RUN_DIR/train.lock); a second is refused.
 --resume continues from RUN_DIR/last.safetensors with RUN_DIR/config.json (plus --set).
 
+A bad line in a TSV corpus (a tab inside a sentence, an empty side, invalid UTF-8) stops the
+run with an error naming the file and line, unless data.bad_lines (as pandas' on_bad_lines) says
+otherwise: "error" (the default), "warn" (leave it out and print it) or "skip" (leave it out and
+print how many). Every line left out is listed in RUN_DIR/skipped_lines.tsv; lines left out of
+the valid or test split are reported apart, as the scores leave them out. A checkpoint holding
+NaN or Inf is never written nor read.
+
 Started by mpirun (mpirun -np N seqgrad train CONFIG, in a build with -DSEQGRAD_MPI=ON), the N
 processes train one model together: each runs its share of every batch, rank 0 writes the run
 directory. Resuming with another N continues the same run.

@@ -23,6 +23,7 @@ int cmd_gradflow(const Argv& args);
 int cmd_translate(const Argv& args);
 int cmd_eval(const Argv& args);
 int cmd_attention(const Argv& args);
+int cmd_saliency(const Argv& args);
 int cmd_bleu(const Argv& args);
 int cmd_explore(const Argv& args);
 int cmd_plot(const Argv& args);
@@ -32,6 +33,10 @@ int cmd_exercises(const Argv& args);
 struct ExploreRequest {
     std::string run_dir, out, test, input, checkpoint = "best";
     int limit = 100, beam = 0, nbest = 0, what_if_steps = 3;
+    // saliency and gradient flow for the first gradient_sentences sentences; integrated
+    // gradients for the first integrated_sentences
+    bool gradients = true;
+    int gradient_sentences = 40, integrated_sentences = 3, integrated_steps = 32;
     double alpha = std::numeric_limits<double>::quiet_NaN();
     bool progress = true;
 };
@@ -58,10 +63,13 @@ void check_line_counts(const std::string& hyp_name, size_t hyp_lines, const std:
 std::string format_score_only(double score, int width);
 
 // eval: the score lines — sacreBLEU BLEU and chrF against the raw references, then (for a
-// pipeline that is not reversible) against references normalised like the output.
+// pipeline that is not reversible) against references normalised like the output. `metrics`
+// ("all", "bleu,bleu-lc", ...: data/score_definitions.h) asks for those definitions instead,
+// one labelled line each with its signature. Throws Error on an unknown metric name.
 std::string eval_scores_text(const Task& task, const std::string& pipeline_description,
                              const std::vector<std::string>& hypotheses,
-                             const std::vector<std::string>& raw_references);
+                             const std::vector<std::string>& raw_references,
+                             const std::string& metrics = "");
 // eval: how many sources and references hold a token outside the vocabulary.
 std::string unknown_share_text(const Task& task, const std::vector<SentencePair>& pairs);
 

@@ -20,6 +20,9 @@ commands:
   eval RUN_DIR [--test FILE.tsv] [--beam K] [--out FILE]
                                                       BLEU / accuracy on a test set
   attention RUN_DIR "a sentence" [--out heat.svg]     attention heatmap and diagnosis
+  saliency RUN_DIR "a sentence" [--method M] [--csv FILE]
+                                                      gradients of each output token with
+                                                      respect to the source, beside attention
   explore RUN_DIR [--test FILE.tsv] [--limit N] [--out FILE.html]
                                                       one offline HTML file: corpus, beam
                                                       trees, attention, what-if, training
@@ -50,6 +53,7 @@ int main(int argc, char** argv) {
         {"translate", cmd_translate},
         {"eval", cmd_eval},
         {"attention", cmd_attention},
+        {"saliency", cmd_saliency},
         {"bleu", cmd_bleu},
         {"explore", cmd_explore},
         {"bpe", cmd_bpe},

@@ -32,8 +32,15 @@ std::vector<SentencePair> load_test_set(const Args& args, const Config& c, std::
         CorpusReadResult r = read_parallel_corpus(path, options);
         origin = std::filesystem::path(path).lexically_normal().string();
         if (r.skipped > 0) {
-            origin += fmt::format(" ({} bad lines skipped)", r.skipped);
-            for (const auto& m : r.messages) fmt::print(stderr, "  {}\n", m);
+            // Said apart and on both streams: the score leaves these lines out.
+            origin += fmt::format(
+                " ({} of its {} lines skipped as bad (data.bad_lines \"{}\"): the scores leave "
+                "them out and are not comparable with scores on the whole file)",
+                r.skipped, r.skipped + r.pairs.size(), c.data.bad_lines);
+            fmt::print(stderr, "{}: skipped {} bad line{}:\n", path, r.skipped,
+                       r.skipped == 1 ? "" : "s");
+            for (const BadLine& bad : r.bad_lines)
+                fmt::print(stderr, "  {}:{}: {}\n", path, bad.line, bad.reason);
         }
         return r.pairs;
     };

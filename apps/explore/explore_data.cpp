@@ -13,6 +13,7 @@
 #include "seqgrad/data/accuracy.h"
 #include "seqgrad/data/bleu.h"
 #include "seqgrad/data/chrf.h"
+#include "seqgrad/data/score_definitions.h"
 
 namespace seqgrad {
 namespace {
@@ -285,7 +286,9 @@ void add_what_ifs(const LoadedRun& run, const std::vector<std::string>& sources,
     }
 }
 
-// Corpus BLEU and chrF (and accuracy for dates) of both decodings; empty without references.
+// Corpus BLEU and chrF (and accuracy for dates) of both decodings, and the score under each
+// published definition (data/score_definitions.h) with its label and signature; empty without
+// references.
 json corpus_scores(const LoadedRun& run, const std::vector<std::string>& references,
                    const std::vector<std::string>& greedy_texts,
                    const std::vector<std::string>& beam_texts) {
@@ -301,11 +304,63 @@ json corpus_scores(const LoadedRun& run, const std::vector<std::string>& referen
                   {"chrf", number(corpus_chrf(*texts, {references}, chrf_options).score, 1e2)}};
         if (run.task.is_dates())
             c["accuracy"] = number(100 * exact_match_accuracy(*texts, references), 1e2);
+        c["definitions"] = json::array();
+        for (const ScoreDefinition& d : score_definitions()) {
+            const double score = d.is_bleu ? corpus_bleu(*texts, {references}, d.bleu).score
+                                           : corpus_chrf(*texts, {references}, d.chrf).score;
+            c["definitions"].push_back(
+                {{"label", d.label},
+                 {"score", number(score, 1e2)},
+                 {"signature", (d.is_bleu ? "BLEU|" + bleu_signature(d.bleu, 1)
+                                          : (d.chrf.word_order > 0 ? "chrF2++|" : "chrF2|") +
+                                                chrf_signature(d.chrf, 1))}});
+        }
         corpus[name] = c;
     }
     corpus["bleu_signature"] = bleu_signature(bleu_options, 1);
     corpus["chrf_signature"] = chrf_signature(chrf_options, 1);
     return corpus;
+}
+
+// Saliency and gradient flow of every sentence (the beam's best hypothesis; the teacher-forced
+// loss against the reference, or against that hypothesis without references), added to its
+// entry; integrated gradients for the first sentences only. Returns the file's "gradients" meta:
+// what was computed, and the corpus means of the agreement between attention and saliency.
+json add_gradients(const LoadedRun& run, const ExploreInput& input,
+                   const std::vector<Translation>& beams, const ExploreOptions& options,
+                   json& sentences) {
+    const GradientViewOptions& g = options.gradients;
+    if (!g.enabled) return {{"enabled", false}};
+    size_t integrated = 0, agreeing = 0;
+    double argmax_share = 0, spearman = 0;
+    std::vector<json> saliency = saliency_json(run, input.sources, beams, g);
+    for (size_t i = 0; i < input.sources.size(); ++i) {
+        if (saliency[i].is_null()) continue;  // empty, or past options.gradients.sentences
+        json& s = saliency[i];
+        integrated += s.contains("integrated_gradients");
+        if (s.contains("agreement")) {
+            ++agreeing;
+            argmax_share += s["agreement"]["argmax_share"].get<double>();
+            spearman += s["agreement"]["mean_spearman"].get<double>();
+        }
+        sentences[i]["saliency"] = std::move(s);
+        const bool with_reference = !input.references.empty();
+        const std::vector<int32_t> target =
+            with_reference ? run.task.encode({{input.sources[i], input.references[i], 0}})[0].target
+                           : beams[i].nbest[0].tokens;
+        sentences[i]["gradflow"] =
+            gradflow_json(run, input.sources[i], target, with_reference ? "reference" : "beam");
+    }
+    json meta = {{"enabled", true},
+                 {"sentences", std::min<size_t>(size_t(g.sentences), input.sources.size())},
+                 {"integrated_sentences", integrated},
+                 {"integrated_steps", g.integrated_steps}};
+    if (agreeing)
+        meta["agreement"] = {{"method", "grad_norm"},
+                             {"sentences", agreeing},
+                             {"argmax_share", number(argmax_share / double(agreeing), 1e3)},
+                             {"mean_spearman", number(spearman / double(agreeing), 1e3)}};
+    return meta;
 }
 
 json meta_json(const LoadedRun& run, const std::string& run_dir, const ExploreInput& input,
@@ -399,11 +454,16 @@ json explore_data(const LoadedRun& run, const std::string& run_dir, const Explor
         beam_texts.push_back(beams[i].text);
     }
     add_what_ifs(run, input.sources, beams, options, beam, sentences, tokens);
+    json gradients_meta = add_gradients(run, input, beams, options, sentences);
 
     json texts = json::object();
     for (const auto& [id, text] : tokens.used) texts[std::to_string(id)] = text;
-    return {{"meta", meta_json(run, run_dir, input, options, beam)},
-            {"corpus", corpus_scores(run, references, greedy_texts, beam_texts)},
+    json corpus = corpus_scores(run, references, greedy_texts, beam_texts);
+    if (gradients_meta.contains("agreement")) corpus["agreement"] = gradients_meta["agreement"];
+    json meta = meta_json(run, run_dir, input, options, beam);
+    meta["gradients"] = gradients_meta;
+    return {{"meta", meta},
+            {"corpus", corpus},
             {"sentences", sentences},
             {"target_tokens", texts},
             {"training", training_curves(run_dir + "/metrics.jsonl")}};

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "apps/explore/explore_gradients.h"
 #include "seqgrad/data/corpus.h"
 #include "seqgrad/models/run/run.h"
 #include "seqgrad/models/decoding/translator.h"
@@ -19,6 +20,7 @@ struct ExploreOptions {
     int what_if_steps = 3;  // what-if alternatives over the first S steps of the best hypothesis
     int what_if_alternatives = 3;  // per step
     bool progress = true;          // a progress line on stderr while decoding
+    GradientViewOptions gradients;  // saliency and gradient flow per sentence
 };
 
 // What was decoded. `references` may be empty (--input: sources only).

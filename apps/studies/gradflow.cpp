@@ -103,7 +103,7 @@ void attention_diagnostics(const Seq2Seq& model, const Batch& batch, FlowMeasure
 
 }  // namespace
 
-FlowMeasurement measure_gradient_flow(Seq2Seq& model, const Batch& batch) {
+FlowMeasurement measure_gradient_flow(Seq2Seq& model, const Batch& batch, bool diagnostics) {
     const ModelConfig& c = model.config();
     const int64_t B = batch.batch_size, S = batch.src_len, H = c.hidden_size;
     const int64_t E = c.embedding_size;
@@ -175,7 +175,7 @@ FlowMeasurement measure_gradient_flow(Seq2Seq& model, const Batch& batch) {
             m.recurrent[size_t(t)] /= m.rows[size_t(t)];
         }
     m.groups = group_grad_norms(model);
-    attention_diagnostics(model, batch, m);
+    if (diagnostics) attention_diagnostics(model, batch, m);
     return m;
 }
 

@@ -72,7 +72,10 @@ struct FlowMeasurement {
 
 // Measures gradient flow for `batch`. The model's parameter gradients are zeroed first and
 // hold this batch's gradients afterwards.
-FlowMeasurement measure_gradient_flow(Seq2Seq& model, const Batch& batch);
+// `diagnostics` false: without the attention diagnostics (saturation, entropy stay NaN), which
+// cost a second forward pass.
+FlowMeasurement measure_gradient_flow(Seq2Seq& model, const Batch& batch,
+                                      bool diagnostics = true);
 
 // ---- the study -------------------------------------------------------------------------------
 

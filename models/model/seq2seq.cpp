@@ -89,8 +89,19 @@ Encoder::Encoder(const ModelConfig& c, int64_t source_vocab, Rng& rng)
 // source ids [B,S] -> embedded [B,S,E] -> encoder -> outputs [B,S,K], decoder initial states
 EncodedSource Encoder::forward(const std::vector<int32_t>& source_ids, int64_t B, int64_t S,
                                const std::vector<int32_t>& lengths) const {
+    return forward_embedded(embedding.forward(source_ids, {B, S}), lengths);
+}
+
+EncodedSource Encoder::forward_embedded(const Tensor& embedded,
+                                        const std::vector<int32_t>& lengths) const {
+    if (embedded.rank() != 3 || embedded.size(0) != int64_t(lengths.size()))
+        throw Error(
+            fmt::format("Encoder::forward_embedded: embeddings of shape {} for {} lengths "
+                        "(expected [B,S,E] with B = {})",
+                        embedded.shape().str(), lengths.size(), lengths.size()));
+    const int64_t B = embedded.size(0), S = embedded.size(1);
     EncodedSource out;
-    out.embedded = embedding.forward(source_ids, {B, S});
+    out.embedded = embedded;
     RecurrentOutput r = recurrent->forward(dropout.forward(out.embedded), lengths);
     out.outputs = r.outputs;
     out.step_states = r.step_states;
@@ -265,6 +276,13 @@ void Seq2Seq::init_normal(Rng& rng) {
 EncodedSource Seq2Seq::encode(const Batch& batch) const {
     EncodedSource source =
         encoder.forward(batch.src_ids, batch.batch_size, batch.src_len, batch.src_lengths);
+    if (switches().cached_keys) source.keys_projected = decoder.project_keys(source.outputs);
+    return source;
+}
+
+EncodedSource Seq2Seq::encode_embedded(const Tensor& embedded,
+                                       const std::vector<int32_t>& lengths) const {
+    EncodedSource source = encoder.forward_embedded(embedded, lengths);
     if (switches().cached_keys) source.keys_projected = decoder.project_keys(source.outputs);
     return source;
 }

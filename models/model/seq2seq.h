@@ -58,6 +58,11 @@ class Encoder : public Module {
     Encoder(const ModelConfig& config, int64_t source_vocab, Rng& rng);
     EncodedSource forward(const std::vector<int32_t>& source_ids, int64_t batch, int64_t length,
                           const std::vector<int32_t>& lengths) const;
+    // The same from given source embeddings [B,S,E] instead of ids (forward embeds, then calls
+    // this): saliency differentiates an output's log-probability with respect to them, and
+    // integrated gradients runs the encoder on scaled copies (apps/studies/saliency.h).
+    EncodedSource forward_embedded(const Tensor& embedded,
+                                   const std::vector<int32_t>& lengths) const;
     int64_t output_size() const { return output_size_; }
 
     Embedding embedding;
@@ -131,6 +136,9 @@ class Seq2Seq : public TranslationModel {
     int64_t vocab_size() const override { return target_vocab_; }
 
     EncodedSource encode(const Batch& batch) const;
+    // encode() from given source embeddings [B,S,E] (Encoder::forward_embedded).
+    EncodedSource encode_embedded(const Tensor& embedded,
+                                  const std::vector<int32_t>& lengths) const;
     // Training forward: teacher forcing with probability teacher_forcing per token (1 = always);
     // otherwise the model's own previous argmax is fed. `rng` draws those choices and dropout.
     LossOutput forward_loss(const Batch& batch, double teacher_forcing = 1.0,

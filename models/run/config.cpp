@@ -187,7 +187,8 @@ DataConfig read_data(const json& j, const std::string& source) {
     r.integer("max_vocab", d.max_vocab, 0);
     r.integer("max_source_len", d.max_source_len, 1);
     r.integer("max_target_len", d.max_target_len, 1);
-    r.choice("bad_lines", d.bad_lines, {"fail", "skip"});
+    r.choice("bad_lines", d.bad_lines, {"error", "warn", "skip", "fail"});
+    if (d.bad_lines == "fail") d.bad_lines = "error";  // its name in older configs
     r.integer("bpe_merges", d.bpe_merges, 1);
     r.boolean("bpe_joint", d.bpe_joint);
     r.integer("dates_train", d.dates_train, 1);

@@ -25,7 +25,7 @@ struct DataConfig {
     int max_vocab = 0;  // 0 = no limit
     int max_source_len = 60;
     int max_target_len = 60;
-    std::string bad_lines = "fail";  // "fail" or "skip"
+    std::string bad_lines = "error";  // "error", "warn" or "skip" (pandas' on_bad_lines)
     // tokenizer "bpe": merges learned from the training split (data/bpe.h), one set of codes
     // for source and target together (joint) or one per side.
     int bpe_merges = 8000;

@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
+
 #include "seqgrad/autograd/tensor.h"
 #include "seqgrad/data/dates.h"
+#include "seqgrad/data/file_io.h"
 #include "seqgrad/data/reversible_tokenizer.h"
 
 namespace seqgrad {
@@ -74,17 +77,45 @@ std::vector<EncodedPair> Task::encode(const std::vector<SentencePair>& pairs) co
     return out;
 }
 
-static std::vector<SentencePair> read_split(const Config& c, const std::string& path, bool quiet) {
+// One split of a TSV task. Bad lines left out under data.bad_lines "warn" or "skip" go into
+// `skipped` and are reported: their count ("skip") or each of them ("warn"); a held-out split
+// that lost lines gets a note of its own, as its scores leave them out.
+static std::vector<SentencePair> read_split(const Config& c, const std::string& split,
+                                            const std::string& path,
+                                            std::vector<SkippedLine>& skipped, bool quiet) {
     CorpusOptions options;
     options.source_column = c.data.source_column;
     options.columns = size_t(c.data.columns);
     options.on_bad_line = on_bad_line_from_string(c.data.bad_lines);
-    CorpusReadResult r = read_parallel_corpus(c.resolve(path), options);
-    if (r.skipped > 0 && !quiet) {
-        fmt::print(stderr, "{}: skipped {} bad lines\n", c.resolve(path), r.skipped);
-        for (const auto& m : r.messages) fmt::print(stderr, "  {}\n", m);
-    }
+    const std::string file = c.resolve(path);
+    CorpusReadResult r = read_parallel_corpus(file, options);
+    for (const BadLine& bad : r.bad_lines) skipped.push_back({split, file, bad});
+    if (r.skipped == 0 || quiet) return r.pairs;
+    fmt::print(stderr,
+               "{}: skipped {} bad line{} (data.bad_lines \"{}\"; listed in the run "
+               "directory, skipped_lines.tsv)\n",
+               file, r.skipped, r.skipped == 1 ? "" : "s", c.data.bad_lines);
+    if (options.on_bad_line == OnBadLine::warn)
+        for (const BadLine& bad : r.bad_lines)
+            fmt::print(stderr, "  {}:{}: {}\n", file, bad.line, bad.reason);
+    if (split != "train")
+        fmt::print(stderr,
+                   "note: the {} split lost {} of its {} lines: its scores leave them out and are "
+                   "not comparable with scores on the whole file\n",
+                   split, r.skipped, r.skipped + r.pairs.size());
     return r.pairs;
+}
+
+void save_skipped_lines(const Task& task, const std::string& run_dir) {
+    const std::string path = run_dir + "/skipped_lines.tsv";
+    if (task.skipped.empty()) {
+        std::filesystem::remove(path);
+        return;
+    }
+    std::string text = "split\tfile\tline\treason\n";
+    for (const SkippedLine& s : task.skipped)
+        text += fmt::format("{}\t{}\t{}\t{}\n", s.split, s.file, s.bad.line, s.bad.reason);
+    write_file_atomically(path, text);
 }
 
 static Task load_data(const Config& c, bool quiet) {
@@ -99,9 +130,10 @@ static Task load_data(const Config& c, bool quiet) {
         task.test = std::move(s.test);
     } else {
         task.name = c.data.train;
-        task.train = read_split(c, c.data.train, quiet);
-        task.valid = read_split(c, c.data.valid, quiet);
-        if (!c.data.test.empty()) task.test = read_split(c, c.data.test, quiet);
+        task.train = read_split(c, "train", c.data.train, task.skipped, quiet);
+        task.valid = read_split(c, "valid", c.data.valid, task.skipped, quiet);
+        if (!c.data.test.empty())
+            task.test = read_split(c, "test", c.data.test, task.skipped, quiet);
     }
     if (task.train.empty()) throw Error(fmt::format("{}: no training pairs", task.name));
     if (task.valid.empty()) throw Error(fmt::format("{}: no validation pairs", task.name));

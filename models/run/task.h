@@ -40,11 +40,19 @@ struct TextPipeline {
     bool reversible() const;
 };
 
+// A corpus line left out under data.bad_lines "warn" or "skip".
+struct SkippedLine {
+    std::string split;  // "train", "valid" or "test"
+    std::string file;
+    BadLine bad;
+};
+
 struct Task {
     std::string name;  // "dates" or the training file
     TextPipeline pipeline;
     Vocab source_vocab, target_vocab;
     std::vector<SentencePair> train, valid, test;
+    std::vector<SkippedLine> skipped;  // every bad line left out, split by split
 
     // Source and target tokenized and mapped to ids; the target ends with EOS.
     std::vector<EncodedPair> encode(const std::vector<SentencePair>& pairs) const;
@@ -56,12 +64,18 @@ struct Task {
 TextPipeline make_pipeline(const DataConfig& data);
 // Reads or generates the data and builds the vocabularies from the training split (with
 // tokenizer "bpe", first learns the merges from it). Bad lines, dropped pairs and a BPE learner
-// that stopped early are reported on stderr unless `quiet`.
+// that stopped early are reported on stderr unless `quiet`: with data.bad_lines "skip" the
+// count of each file, with "warn" every line; lines left out of the valid or test split are
+// reported apart, as they change the scores.
 Task prepare_task(const Config& config, bool quiet = false);
 // The same data, with vocabularies (and BPE codes) loaded from a run directory (resume,
 // translate, eval).
 Task prepare_task_with_vocabs(const Config& config, const std::string& run_dir, bool load_data,
                               bool quiet = false);
+// Writes every skipped line of `task` into RUN_DIR/skipped_lines.tsv (columns split, file,
+// line, reason, under a header line), or removes an older run's file when none was skipped.
+void save_skipped_lines(const Task& task, const std::string& run_dir);
+
 // Writes the BPE codes of `pipeline` into `run_dir` in subword-nmt's format: bpe.codes (joint)
 // or bpe.source.codes and bpe.target.codes. Does nothing for char / word pipelines.
 void save_bpe_codes(const TextPipeline& pipeline, const std::string& run_dir);

@@ -169,6 +169,7 @@ class Run {
             task_.source_vocab.save(dir_ + "/vocab.source.json");
             task_.target_vocab.save(dir_ + "/vocab.target.json");
             save_bpe_codes(task_.pipeline, dir_);
+            save_skipped_lines(task_, dir_);
             std::filesystem::remove(dir_ + "/best.safetensors");  // an older run's
         }
         if (root_) write_file_atomically(dir_ + "/config.json", config_text);

@@ -1,5 +1,6 @@
-// libFuzzer harness: the sacreBLEU tokenizers and BLEU statistics (data/sacrebleu_text.h,
-// data/bleu.h). The input is hypothesis lines, a NUL byte, then reference lines.
+// libFuzzer harness: the sacreBLEU tokenizers (13a, intl, char) and BLEU statistics
+// (data/sacrebleu_text.h, data/bleu.h). The input is hypothesis lines, a NUL byte, then reference
+// lines.
 #include <string>
 #include <vector>
 
@@ -33,12 +34,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     try {  // text that is not UTF-8 is refused with std::invalid_argument (data/utf8.h)
         for (const std::string& line : hypotheses) {
             tokenize_13a(line);
+            tokenize_intl(line);
+            tokenize_char(line);
             tokenize_for_bleu(line, "none");
             lowercase_text(line);
         }
-        const BleuScore score = corpus_bleu(hypotheses, {references});
-        if (!(score.score >= 0 && score.score <= 100.0000001))
-            fuzz::broken("0 <= BLEU <= 100", std::to_string(score.score));
+        for (const char* tokenize : {"13a", "intl", "char"}) {
+            BleuOptions options;
+            options.tokenize = tokenize;
+            const BleuScore score = corpus_bleu(hypotheses, {references}, options);
+            if (!(score.score >= 0 && score.score <= 100.0000001))
+                fuzz::broken("0 <= BLEU <= 100", std::to_string(score.score));
+        }
         if (!hypotheses.empty()) sentence_bleu(hypotheses[0], {references[0]});
     } catch (const std::invalid_argument&) {
     } catch (const std::runtime_error&) {

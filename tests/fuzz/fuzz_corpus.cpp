@@ -13,7 +13,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     CorpusOptions options;
     options.source_column = flags & 1;
     options.columns = (flags & 2) ? 3 : 2;
-    options.on_bad_line = (flags & 4) ? OnBadLine::skip : OnBadLine::fail;
+    options.on_bad_line = (flags & 4) ? OnBadLine::skip : OnBadLine::error;
     NormalizeOptions normalize_options;
     normalize_options.lowercase = flags & 8;
     normalize_options.strip_accents = flags & 16;

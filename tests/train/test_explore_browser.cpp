@@ -16,9 +16,9 @@
 #include <string>
 
 #include "apps/cli/commands.h"
+#include "seqgrad/models/decoding/translator.h"
 #include "seqgrad/models/run/run.h"
 #include "seqgrad/models/training/trainer.h"
-#include "seqgrad/models/decoding/translator.h"
 
 using namespace seqgrad;
 namespace fs = std::filesystem;
@@ -120,6 +120,19 @@ nlohmann::json check_in_browser(const std::string& chromium, const std::string& 
         for (const auto& row : s["nbest"][0]["attention"]) weights += row.size();
         CHECK(t["heat_cells"] == weights);
         CHECK(t["charts"] == 5);
+        // the saliency view: one cell per (output step, source position) of beam #1, the
+        // attention beside it on the same axes, one agreement row per step; the gradient-flow
+        // view: one row per source position
+        if (view == "saliency" && s.contains("saliency")) {
+            const size_t steps = s["nbest"][0]["tokens"].size();
+            CHECK(t["saliency_cells"] == steps * s["source_tokens"].size());
+            CHECK(t["saliency_attention_cells"] == weights);
+            CHECK(t["agreement_rows"] == (weights ? steps : 0));
+        }
+        if (view == "gradients" && s.contains("gradflow")) {
+            CHECK(t["gradflow_rows"] == s["source_tokens"].size());
+            CHECK(t["gradflow_charts"] == 1);
+        }
     }
     // Exactly the page's own two script elements: no string from the data became markup.
     size_t scripts = 0;
@@ -198,6 +211,11 @@ TEST_CASE("explore files open in headless Chromium: views drawn, no error, hosti
         CHECK(report.left_out.find("left out 88 of the 100") != std::string::npos);
         check_in_browser(chromium, request.out, 3, "tree", work);
         check_in_browser(chromium, request.out, 0, "corpus", work);
+        // #sentence=i&view=saliency and view=gradients open those views at sentence i
+        const nlohmann::json r = check_in_browser(chromium, request.out, 1, "saliency", work);
+        CHECK(r["data"]["sentences"][1].contains("saliency"));
+        CHECK(r["data"]["sentences"][1]["saliency"].contains("integrated_gradients"));
+        check_in_browser(chromium, request.out, 2, "gradients", work);
 
         // --input: the hostile line, an empty line, a 200-character line, a plain date.
         write_file(work + "/input.txt",
@@ -206,8 +224,8 @@ TEST_CASE("explore files open in headless Chromium: views drawn, no error, hosti
         request.out = work + "/input.html";
         run_explore(request);
         for (int sentence = 0; sentence < 4; ++sentence) {
-            const nlohmann::json r =
-                check_in_browser(chromium, request.out, sentence, "attention", work);
+            const nlohmann::json r = check_in_browser(
+                chromium, request.out, sentence, sentence == 0 ? "saliency" : "attention", work);
             const std::string dom = r["dom"];
             // The hostile source is shown as text (escaped in the DOM), never run.
             CHECK(dom.find("&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;") !=
@@ -232,6 +250,12 @@ TEST_CASE("explore files open in headless Chromium: views drawn, no error, hosti
             const nlohmann::json r = check_in_browser(chromium, request.out, 0, "compare", work);
             CHECK(std::string(r["dom"]).find("&lt;/script&gt;&lt;script&gt;alert(1)") !=
                   std::string::npos);
+            // without attention the saliency view has nothing to compare with, and says so
+            const nlohmann::json sal = check_in_browser(chromium, request.out, 1, "saliency", work);
+            if (std::string(attention) == "none")
+                CHECK(std::string(sal["dom"]).find("saliency only, nothing to compare it with") !=
+                      std::string::npos);
+            check_in_browser(chromium, request.out, 0, "gradients", work);
         }
     }
     fs::remove_all(work);

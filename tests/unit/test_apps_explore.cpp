@@ -83,6 +83,12 @@ TEST_CASE("explore: bad options are errors naming the option, before anything is
     CHECK(error_of({"no-such-run", "--nbest", "-2"}).find("--nbest") != std::string::npos);
     CHECK(error_of({"no-such-run", "--what-if-steps", "-1"})
               .find("--what-if-steps: expected S >= 0, got -1") != std::string::npos);
+    CHECK(error_of({"no-such-run", "--ig-steps", "0"}).find("--ig-steps: expected K >= 1, got 0") !=
+          std::string::npos);
+    CHECK(error_of({"no-such-run", "--ig-sentences", "-1"})
+              .find("--ig-sentences: expected N >= 0, got -1") != std::string::npos);
+    CHECK(error_of({"no-such-run", "--gradient-sentences", "-3"})
+              .find("--gradient-sentences: expected N >= 0, got -3") != std::string::npos);
     CHECK(error_of({"no-such-run", "--test", "a.tsv", "--input", "b.txt"}).find("not both") !=
           std::string::npos);
     const std::string unwritable = "/nonexistent-folder/sub/explore.html";

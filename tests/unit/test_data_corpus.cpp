@@ -29,6 +29,11 @@ std::string message_of(const std::function<void()>& f) {
     return "(no exception)";
 }
 
+// An error message without the way past it that follows "; ".
+std::string what_is_wrong(const std::string& message) {
+    return message.substr(0, message.find("; "));
+}
+
 CorpusOptions skipping() {
     CorpusOptions options;
     options.on_bad_line = OnBadLine::skip;
@@ -54,8 +59,8 @@ TEST_CASE("reads pairs with line numbers, CRLF, a BOM, metadata columns and padd
     CHECK(result.pairs[2].target == "bonjour");  // the third column is ignored
     CHECK(result.pairs[2].line == 3);
     // A CRLF-only line is an empty line, not a line without a tab.
-    CHECK_THROWS_WITH(parse_parallel_corpus("a\tb\r\n\r\n", "crlf.tsv"),
-                      "crlf.tsv:2: empty line (expected source<TAB>target)");
+    CHECK(what_is_wrong(message_of([] { parse_parallel_corpus("a\tb\r\n\r\n", "crlf.tsv"); })) ==
+          "crlf.tsv:2: empty line (expected source<TAB>target)");
 }
 
 TEST_CASE("source_column 1 swaps the sides") {
@@ -68,20 +73,22 @@ TEST_CASE("source_column 1 swaps the sides") {
     CHECK_THROWS_AS(parse_parallel_corpus("a\tb\n", "mem", options), std::invalid_argument);
 }
 
-TEST_CASE("with on_bad_line = fail, the first bad line throws FILE:LINE: what is wrong") {
-    CHECK(message_of([] { parse_parallel_corpus("a\tb\nno tab here\n", "c.tsv"); }) ==
-          "c.tsv:2: no tab (expected source<TAB>target)");
-    CHECK(message_of([] { parse_parallel_corpus("a\tb\n\tb\n", "c.tsv"); }) ==
+TEST_CASE("with on_bad_line = error, the first bad line throws FILE:LINE: what is wrong") {
+    CHECK(what_is_wrong(message_of([] {
+              parse_parallel_corpus("a\tb\nno tab here\n", "c.tsv");
+          })) == "c.tsv:2: no tab (expected source<TAB>target)");
+    CHECK(what_is_wrong(message_of([] { parse_parallel_corpus("a\tb\n\tb\n", "c.tsv"); })) ==
           "c.tsv:2: empty source side (column 1)");
-    CHECK(message_of([] { parse_parallel_corpus("a\tb\nc\tb\nx\t   \n", "c.tsv"); }) ==
-          "c.tsv:3: empty target side (column 2)");
-    CHECK(message_of([] { parse_parallel_corpus("a\xFF\tb\n", "c.tsv"); }) ==
+    CHECK(what_is_wrong(message_of([] {
+              parse_parallel_corpus("a\tb\nc\tb\nx\t   \n", "c.tsv");
+          })) == "c.tsv:3: empty target side (column 2)");
+    CHECK(what_is_wrong(message_of([] { parse_parallel_corpus("a\xFF\tb\n", "c.tsv"); })) ==
           "c.tsv:1: invalid UTF-8 at byte 2 of the line");
-    CHECK(message_of([] { parse_parallel_corpus("a\tb\n\nc\td\n", "c.tsv"); }) ==
+    CHECK(what_is_wrong(message_of([] { parse_parallel_corpus("a\tb\n\nc\td\n", "c.tsv"); })) ==
           "c.tsv:2: empty line (expected source<TAB>target)");
     CorpusOptions swapped;
     swapped.source_column = 1;
-    CHECK(message_of([&] { parse_parallel_corpus("a\t\n", "c.tsv", swapped); }) ==
+    CHECK(what_is_wrong(message_of([&] { parse_parallel_corpus("a\t\n", "c.tsv", swapped); })) ==
           "c.tsv:1: empty source side (column 2)");
 }
 
@@ -140,7 +147,7 @@ TEST_CASE("a line with more columns than data.columns says is an error naming fi
     const std::string text = "go .\tva !\nhe said\tthen left\til a dit\n";
     CHECK_THROWS_WITH(parse_parallel_corpus(text, "tab.tsv"),
                       doctest::Contains("tab.tsv:2: 3 tab-separated columns, expected 2"));
-    CHECK_THROWS_WITH(parse_parallel_corpus(text, "tab.tsv"), doctest::Contains("data.columns"));
+    CHECK_THROWS_WITH(parse_parallel_corpus(text, "tab.tsv"), doctest::Contains("data.bad_lines"));
     CorpusOptions skip;
     skip.on_bad_line = OnBadLine::skip;
     const CorpusReadResult skipped = parse_parallel_corpus(text, "tab.tsv", skip);
@@ -153,4 +160,60 @@ TEST_CASE("a line with more columns than data.columns says is an error naming fi
                       doctest::Contains("m.tsv:2: 2 tab-separated columns, expected 3"));
     three.columns = 1;
     CHECK_THROWS_AS(parse_parallel_corpus("a\tb\n", "m.tsv", three), std::invalid_argument);
+}
+
+// Like Multi30k's raw training file: one German side holds a tab inside a quoted sentence; and
+// an empty side and a line that is not UTF-8.
+const char* kMulti30kLike =
+    "Two young guys are outside.\tZwei junge Männer sind im Freien.\n"
+    "A man says \"hello\".\t\"Ein Mann sagt\t\"\"Hallo\"\".\"\n"
+    "Several men in hard hats.\t\n"
+    "A little girl climbs\xC3\x28.\tEin kleines Mädchen klettert.\n"
+    "A dog runs.\tEin Hund rennt.\n";
+
+TEST_CASE("a file like Multi30k's: the error names data.bad_lines as the way past") {
+    const std::string message =
+        message_of([] { parse_parallel_corpus(kMulti30kLike, "train.tsv"); });
+    CHECK(message ==
+          "train.tsv:2: 3 tab-separated columns, expected 2 (a tab inside a sentence?); to leave "
+          "bad lines out, set data.bad_lines to \"skip\" (or \"warn\" to print each one); they "
+          "are listed in the run directory, in skipped_lines.tsv");
+    CHECK(message.find("data.columns") == std::string::npos);  // lines differ: not metadata
+}
+
+TEST_CASE("data.columns is suggested only when every line has the same extra columns") {
+    const std::string message = message_of(
+        [] { parse_parallel_corpus("a\tb\tCC-BY #1\nc\td\tCC-BY #2\n", "tatoeba.tsv"); });
+    CHECK(
+        message ==
+        "tatoeba.tsv:1: 3 tab-separated columns, expected 2 (a tab inside a sentence?); every "
+        "line has 3 tab-separated columns: if the extra ones are metadata, set data.columns to 3");
+}
+
+TEST_CASE("warn and skip leave bad lines out and list every one with its reason") {
+    for (OnBadLine how : {OnBadLine::warn, OnBadLine::skip}) {
+        CorpusOptions options;
+        options.on_bad_line = how;
+        const CorpusReadResult r = parse_parallel_corpus(kMulti30kLike, "train.tsv", options);
+        REQUIRE(r.pairs.size() == 2);
+        CHECK(r.pairs[1].line == 5);
+        CHECK(r.skipped == 3);
+        REQUIRE(r.bad_lines.size() == 3);
+        CHECK(r.bad_lines[0].line == 2);
+        CHECK(r.bad_lines[0].reason ==
+              "3 tab-separated columns, expected 2 (a tab inside a sentence?)");
+        CHECK(r.bad_lines[1].line == 3);
+        CHECK(r.bad_lines[1].reason == "empty target side (column 2)");
+        CHECK(r.bad_lines[2].line == 4);
+        CHECK(r.bad_lines[2].reason == "invalid UTF-8 at byte 21 of the line");
+    }
+}
+
+TEST_CASE("data.bad_lines values follow pandas' on_bad_lines") {
+    CHECK(on_bad_line_from_string("error") == OnBadLine::error);
+    CHECK(on_bad_line_from_string("warn") == OnBadLine::warn);
+    CHECK(on_bad_line_from_string("skip") == OnBadLine::skip);
+    CHECK(on_bad_line_from_string("fail") == OnBadLine::error);  // older configs
+    CHECK(message_of([] { on_bad_line_from_string("drop"); }) ==
+          "unknown on_bad_line \"drop\" (expected \"error\", \"warn\" or \"skip\")");
 }

@@ -9,8 +9,8 @@
 
 #include <unistd.h>
 
-#include "apps/studies/attention_report.h"
 #include "apps/cli/commands.h"
+#include "apps/studies/attention_report.h"
 #include "seqgrad/autograd/tensor.h"
 #include "seqgrad/data/file_io.h"
 #include "seqgrad/data/reversible_tokenizer.h"
@@ -194,6 +194,34 @@ TEST_CASE("eval scores: raw references first, normalised scores only for normali
     CHECK(out.substr(normalised).find("BLEU = 100.00") != std::string::npos);
 }
 
+TEST_CASE("eval --metrics all: each definition on its own labelled line, in both sections") {
+    Task word = prepare_task(
+        bpe_config(temp_dir("task_eval_metrics"),
+                   {{"tokenizer", "word"}, {"lowercase", true}, {"separate_punctuation", true}}),
+        true);
+    const std::string out = eval_scores_text(word, "lower-cased", {"we are tired , but happy ."},
+                                             {"We are tired, but happy."}, "all");
+    const size_t normalised = out.find("on normalised text");
+    REQUIRE(normalised != std::string::npos);
+    for (const char* line :
+         {"\nBLEU cased 13a          BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|",
+          "\nBLEU lower-cased        BLEU|nrefs:1|case:lc|eff:no|tok:13a|smooth:exp|",
+          "\nBLEU intl               BLEU|nrefs:1|case:mixed|eff:no|tok:intl|smooth:exp|",
+          "\nBLEU tutorial protocol  BLEU|nrefs:1|case:lc|eff:no|tok:13a|smooth:none|",
+          "\nchrF2                   chrF2|nrefs:1|",
+          "\nchrF++                  chrF2++|nrefs:1|"}) {
+        CAPTURE(line);
+        CHECK(out.find(line) < normalised);
+        CHECK(out.find(line, normalised) != std::string::npos);
+    }
+    // Lower-cased, the output matches the raw reference: case:lc scores 100, cased 13a does not.
+    CHECK(out.find("case:lc|eff:no|tok:13a|smooth:exp|version:2.x-seqgrad = 100.00") < normalised);
+    CHECK(out.find("case:mixed|eff:no|tok:13a|smooth:exp|version:2.x-seqgrad = 100.00") >
+          normalised);
+    CHECK_THROWS_WITH_AS(eval_scores_text(word, "", {"a"}, {"a"}, "bleu,ter"),
+                         doctest::Contains("--metrics: unknown metric \"ter\""), Error);
+}
+
 TEST_CASE("the share of sentences with <unk>, before (word) and after (BPE)") {
     std::vector<SentencePair> test{{"Ich lese Bücher.", "I'm reading books."},
                                    {"Büchersucher lasen.", "Tired readers read."}};
@@ -265,4 +293,53 @@ TEST_CASE("bpe pipeline round trip over every line of the shipped corpora") {
         }
     }
     CHECK(checked > 18000);
+}
+
+TEST_CASE("data.bad_lines skip: every skipped line, split by split, goes into skipped_lines.tsv") {
+    const std::string dir = temp_dir("skipped_lines");
+    Config c = bpe_config(dir, {{"bad_lines", "skip"}, {"test", "test.tsv"}});
+    write_file_atomically(dir + "/train.tsv",
+                          std::string(kTrain) + "A \"quoted\ttab\".\tEin Satz.\n");
+    write_file_atomically(dir + "/valid.tsv", std::string(kValid) + "\tLeer.\n");
+    write_file_atomically(dir + "/test.tsv",
+                          "I'm tired.\tIch bin m\xC3\xBC"
+                          "de.\nbad\xFF\tx\n");
+    const Task task = prepare_task(c, /*quiet=*/true);
+    CHECK(task.train.size() == 7);
+    CHECK(task.valid.size() == 1);
+    CHECK(task.test.size() == 1);
+    REQUIRE(task.skipped.size() == 3);
+    CHECK(task.skipped[0].split == "train");
+    CHECK(task.skipped[0].bad.line == 8);
+    CHECK(task.skipped[1].split == "valid");
+    CHECK(task.skipped[2].split == "test");
+    save_skipped_lines(task, dir);
+    CHECK(read_file(dir + "/skipped_lines.tsv") ==
+          "split\tfile\tline\treason\n"
+          "train\t" +
+              dir +
+              "/train.tsv\t8\t3 tab-separated columns, expected 2 (a tab inside a "
+              "sentence?)\n"
+              "valid\t" +
+              dir +
+              "/valid.tsv\t2\tempty target side (column 1)\n"
+              "test\t" +
+              dir + "/test.tsv\t2\tinvalid UTF-8 at byte 4 of the line\n");
+
+    // A later run that skips nothing removes the list of an earlier one.
+    Config clean = bpe_config(dir);
+    const Task clean_task = prepare_task(clean, /*quiet=*/true);
+    CHECK(clean_task.skipped.empty());
+    save_skipped_lines(clean_task, dir);
+    CHECK_FALSE(std::filesystem::exists(dir + "/skipped_lines.tsv"));
+
+    // By default a bad line is an error that names data.bad_lines; "fail" is an older name.
+    const Config strict = bpe_config(dir, {{"valid", "bad_valid.tsv"}});
+    write_file_atomically(dir + "/bad_valid.tsv", std::string(kValid) + "\tLeer.\n");
+    CHECK_THROWS_WITH(
+        prepare_task(strict, true),
+        doctest::Contains("bad_valid.tsv:2: empty target side (column 1); to leave bad "
+                          "lines out, set data.bad_lines to \"skip\""));
+    CHECK(bpe_config(dir, {{"bad_lines", "fail"}}).data.bad_lines == "error");
+    std::filesystem::remove_all(dir);
 }

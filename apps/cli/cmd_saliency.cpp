@@ -1,0 +1,217 @@
+// `seqgrad saliency RUN_DIR "a sentence"`: translate one sentence, then, for every output token,
+// the gradient of its log-probability with respect to the source embeddings (apps/studies/
+// saliency.h), printed beside the attention weights, drawn as a heatmap, optionally as CSV.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cmath>
+
+#include "apps/cli/args.h"
+#include "apps/cli/commands.h"
+#include "apps/cli/run_args.h"
+#include "apps/plot/plot.h"
+#include "apps/studies/attention_report.h"
+#include "apps/studies/saliency.h"
+#include "seqgrad/autograd/tensor.h"
+#include "seqgrad/data/file_io.h"
+#include "seqgrad/data/utf8.h"
+#include "seqgrad/models/decoding/translator.h"
+#include "seqgrad/models/run/run.h"
+
+namespace seqgrad {
+namespace {
+
+const char* kHelp =
+    R"(usage: seqgrad saliency RUN_DIR "a source sentence" [--method M] [--steps N] [--beam K]
+                        [--csv FILE] [--out FILE.svg] [--checkpoint best|last] [--words]
+
+Translates the sentence with the model trained in RUN_DIR, then, for every output token y_t
+of the best hypothesis (<eos> included), differentiates f_t = log p(y_t | y_<t, x) with respect
+to the embedding e_s of every source position s (the tokens the model reads, <eos> included):
+  grad_norm             |df_t/de_s|, the length of the gradient (>= 0)
+  grad_input            sum_d e_sd df_t/de_sd, the first-order change of f_t if e_s were zero
+  integrated_gradients  sum_d e_sd times the mean of df_t/de_sd along the straight path from
+                        zero embeddings to e (N midpoint steps); over all positions they add
+                        up to f_t(e) - f_t(0), which the report checks
+Prints per step the most salient source token, the most attended one (when the model has
+attention), whether they agree, and the Spearman rank correlation of the two rows (signed
+saliency compared by magnitude); then the means over the sentence.
+
+options:
+  --method M        grad_norm (default), grad_input or integrated_gradients: the one printed and
+                    drawn (integrated gradients cost N times the others)
+  --steps N         integrated gradients' steps (default 32, N >= 1)
+  --beam K          beam width; 1 = greedy (default: the run's decode.beam_size)
+  --csv FILE        also write step,output_token,source_position,source_token,method,value
+                    (and attention, when the model has it) for every method computed
+  --out FILE.svg    the heatmap, each row scaled by its largest magnitude (default
+                    RUN_DIR/saliency.svg)
+  --checkpoint W    best (default; falls back to last when there is none) or last
+  --words           for a BPE run: merge subwords into words (a source word's value is the sum of
+                    its subwords', an output word's row the mean of its subwords' rows), as
+                    `seqgrad attention --words` does
+)";
+
+// Each row divided by its largest magnitude: 0..1, what the heatmap draws.
+std::vector<std::vector<double>> row_scaled_magnitudes(const std::vector<std::vector<double>>& m) {
+    std::vector<std::vector<double>> out;
+    for (const auto& row : m) {
+        double top = 0;
+        for (double v : row) top = std::max(top, std::fabs(v));
+        std::vector<double> scaled;
+        for (double v : row) scaled.push_back(top > 0 ? std::fabs(v) / top : 0.0);
+        out.push_back(std::move(scaled));
+    }
+    return out;
+}
+
+size_t argmax_magnitude(const std::vector<double>& row) {
+    size_t best = 0;
+    for (size_t s = 1; s < row.size(); ++s)
+        if (std::fabs(row[s]) > std::fabs(row[best])) best = s;
+    return best;
+}
+
+std::string report(const Saliency& saliency, SaliencyMethod method,
+                   const std::vector<std::string>& source, const std::vector<std::string>& output,
+                   const std::vector<std::vector<double>>& values,
+                   const std::vector<std::vector<double>>& attention) {
+    const bool with_attention = !attention.empty();
+    Agreement agreement;
+    if (with_attention) agreement = attention_agreement(attention, values);
+    std::string out = fmt::format("{:>4}  {:<12} {:<18} {:>10}", "step", "output",
+                                  "most salient @pos", saliency_method_name(method));
+    if (with_attention)
+        out += fmt::format("  {:<18} {:>6}  {:>5}  {:>8}", "most attended @pos", "weight", "agree",
+                           "spearman");
+    out += "\n";
+    for (size_t t = 0; t < values.size(); ++t) {
+        const size_t s = argmax_magnitude(values[t]);
+        out += fmt::format("{:>4}  {:<12} {:<18} {:>10.4g}", t + 1, display_token(output[t]),
+                           fmt::format("{} @{}", display_token(source[s]), s + 1), values[t][s]);
+        if (with_attention) {
+            size_t a = 0;
+            for (size_t k = 1; k < attention[t].size(); ++k)
+                if (attention[t][k] > attention[t][a]) a = k;
+            out +=
+                fmt::format("  {:<18} {:>6.3f}  {:>5}  {:>8.3f}",
+                            fmt::format("{} @{}", display_token(source[a]), a + 1), attention[t][a],
+                            agreement.argmax_agrees[t] ? "yes" : "no", agreement.spearman[t]);
+        }
+        out += "\n";
+    }
+    if (with_attention)
+        out += fmt::format(
+            "\nattention and {} agree on the top position at {:.0f}% of the steps; mean Spearman "
+            "rank correlation {:.3f}\n",
+            saliency_method_name(method), 100 * agreement.argmax_share, agreement.mean_spearman);
+    else
+        out += "\nthis model has no attention (model.attention = \"none\"): saliency only\n";
+    if (method == SaliencyMethod::integrated_gradients) {
+        // completeness: Σ_s I_ts against f_t(e) - f_t(0), the gap being the integral's error
+        double worst = 0;
+        for (size_t t = 0; t < saliency.integrated_gradients.size(); ++t) {
+            double total = 0;
+            for (double v : saliency.integrated_gradients[t]) total += v;
+            worst = std::max(
+                worst, std::fabs(total - (saliency.log_probs[t] - saliency.baseline_log_probs[t])));
+        }
+        out += fmt::format(
+            "integrated gradients, {} steps: every row sums to log p(y_t|x) - log p(y_t|zero "
+            "embeddings) within {:.2g}\n",
+            saliency.steps, worst);
+    }
+    return out;
+}
+
+}  // namespace
+
+int cmd_saliency(const Argv& argv) {
+    Args args(argv, {"method", "steps", "beam", "csv", "out", "checkpoint"}, {"help", "words"});
+    if (args.has("help")) {
+        fmt::print("{}", kHelp);
+        return 0;
+    }
+    if (args.positional().size() < 2) {
+        fmt::print(stderr, "{}", kHelp);
+        return 2;
+    }
+    // The options first, before anything is loaded or decoded.
+    const SaliencyMethod method = parse_saliency_method(args.get("method", "grad_norm"));
+    SaliencyOptions options;
+    options.steps = args.get_int("steps", 32);
+    if (options.steps < 1)
+        throw Error(
+            fmt::format("--steps {}: integrated gradients need N >= 1 steps", options.steps));
+    options.integrated_gradients = method == SaliencyMethod::integrated_gradients;
+
+    const std::string run_dir = args.positional()[0];
+    std::vector<std::string> words(args.positional().begin() + 1, args.positional().end());
+    const std::string sentence = fmt::format("{}", fmt::join(words, " "));
+    if (size_t at = find_invalid_utf8(sentence); at != std::string::npos)
+        throw Error(fmt::format("the sentence is not valid UTF-8 (byte {})", at + 1));
+    LoadedRun run = load_run_from_args(args, run_dir);
+    DecodeOptions decode = decode_options_from_args(args, run);
+    decode.nbest = 1;
+    decode.keep_attention = true;
+    Translation t = translate(*run.model, run.task, {sentence}, decode)[0];
+    if (t.source_tokens.empty())
+        throw Error("the sentence is empty (after normalisation): nothing to attribute to");
+    const Hypothesis& best = t.nbest.at(0);
+    if (best.tokens.empty()) throw Error("the model wrote no output token: nothing to explain");
+
+    const Saliency saliency =
+        compute_saliency(*run.model, run.task.encode_source(sentence), best.tokens, options);
+
+    std::vector<std::string> source = t.source_tokens, output;
+    for (int32_t id : best.tokens) output.push_back(run.task.target_vocab.token(id));
+    std::vector<std::vector<double>> attention;
+    if (run.config.model.attention != "none")
+        for (const std::vector<float>& row : best.attention)
+            attention.emplace_back(row.begin(), row.end());
+    std::vector<SaliencyMethod> computed = {SaliencyMethod::grad_norm, SaliencyMethod::grad_input};
+    if (options.integrated_gradients) computed.push_back(SaliencyMethod::integrated_gradients);
+    std::vector<std::vector<double>> values = saliency.values(method);
+    Saliency shown = saliency;  // merged into words with --words
+    if (args.has("words")) {
+        std::vector<std::string> merged_source, merged_output;
+        for (SaliencyMethod m : computed) {
+            WordAttention w = merge_subword_attention(source, output, saliency.values(m));
+            shown.values(m) = w.weights;
+            merged_source = w.source_words;
+            merged_output = w.output_words;
+        }
+        if (!attention.empty())
+            attention = merge_subword_attention(source, output, attention).weights;
+        source = merged_source;
+        output = merged_output;
+        values = shown.values(method);
+    }
+
+    fmt::print("input:  {}\n", sentence);
+    fmt::print("output: {}{}\n", t.text,
+               best.finished ? "" : "   (stopped at the length limit: no <eos>)");
+    fmt::print(
+        "model:  {} attention, {}, log-prob {:.4f}\n\n", run.config.model.attention,
+        decode.beam_size == 1 ? std::string("greedy") : fmt::format("beam {}", decode.beam_size),
+        best.log_prob);
+    fmt::print("{}", report(shown, method, source, output, values, attention));
+
+    plot::Heatmap heat;
+    heat.title = fmt::format("{} (each row / its largest magnitude): \"{}\" -> \"{}\"",
+                             saliency_method_name(method), sentence, t.text);
+    for (const std::string& s : source) heat.col_labels.push_back(display_token(s));
+    for (const std::string& o : output) heat.row_labels.push_back(display_token(o));
+    heat.values = row_scaled_magnitudes(values);
+    const std::string svg_path = args.get("out", run_dir + "/saliency.svg");
+    write_file_atomically(svg_path, plot::heatmap_svg(heat));
+    fmt::print("\nheatmap written to {}\n", svg_path);
+    if (args.has("csv")) {
+        write_file_atomically(args.get("csv"),
+                              saliency_csv(shown, computed, source, output, attention));
+        fmt::print("saliency written to {}\n", args.get("csv"));
+    }
+    return 0;
+}
+
+}  // namespace seqgrad
