@@ -26,6 +26,8 @@ Tensor neg(const Tensor& x);
 Tensor tanh(const Tensor& x);
 Tensor sigmoid(const Tensor& x);
 Tensor relu(const Tensor& x);
+Tensor gelu(const Tensor& x);  // x Φ(x), the exact (erf) form, as PyTorch's default
+Tensor sqrt(const Tensor& x);
 Tensor exp(const Tensor& x);
 Tensor log(const Tensor& x);
 Tensor clamp(const Tensor& x, real lo, real hi);
@@ -90,6 +92,8 @@ Tensor log_softmax(const Tensor& x);
 Tensor reshape(const Tensor& x, std::initializer_list<int64_t> sizes);
 Tensor reshape(const Tensor& x, const Shape& shape);
 Tensor transpose(const Tensor& x);  // swaps the last two dims (a copy: results are contiguous)
+// swaps dims dim0 and dim1 (PyTorch's x.transpose(dim0, dim1)), e.g. [B,T,h,d] -> [B,h,T,d]; a copy
+Tensor transpose(const Tensor& x, int dim0, int dim1);
 Tensor concat(const std::vector<Tensor>& xs, int dim);
 // [start, end) along dim. When the slice is one contiguous block (every dim before `dim` has
 // size 1, e.g. the first n rows of a batch) the result is a view sharing x's data, as reshape.

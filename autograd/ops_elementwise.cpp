@@ -137,6 +137,26 @@ Tensor relu(const Tensor& x) {
         [](real g, real v, real) { return v > 0 ? g : real(0); });
 }
 
+// y = x Φ(x) = x (1 + erf(x/√2)) / 2  (exact GELU);  dx += dy (Φ(x) + x φ(x))
+// (Φ the standard normal's distribution function, φ = e^(−x²/2)/√(2π) its density)
+Tensor gelu(const Tensor& x) {
+    return unary(
+        "gelu", x,
+        [](real v) { return real(0.5) * v * (1 + std::erf(v * real(0.70710678118654752440))); },
+        [](real g, real v, real) {
+            const real cdf = real(0.5) * (1 + std::erf(v * real(0.70710678118654752440)));
+            const real pdf = std::exp(real(-0.5) * v * v) * real(0.39894228040143267794);
+            return g * (cdf + v * pdf);
+        });
+}
+
+// y = √x;  dx += dy / (2 y)
+Tensor sqrt(const Tensor& x) {
+    return unary(
+        "sqrt", x, [](real v) { return std::sqrt(v); },
+        [](real g, real, real y) { return g / (2 * y); });
+}
+
 // y = e^x;  dx += dy y
 Tensor exp(const Tensor& x) {
     return unary(

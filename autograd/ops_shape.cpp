@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <utility>
 
 #include "seqgrad/autograd/ops.h"
 
@@ -115,6 +116,37 @@ Tensor transpose(const Tensor& x) {
             for (int64_t i = 0; i < n; ++i)
                 for (int64_t j = 0; j < m; ++j)
                     gx[b * n * m + i * m + j] += g[b * n * m + j * n + i];
+    });
+    return out;
+}
+
+// y = x with dims d0 and d1 swapped (PyTorch's x.transpose(d0, d1); a copy);  dx = dy swapped back
+Tensor transpose(const Tensor& x, int dim0, int dim1) {
+    const int d0 = x.shape().normalize_dim(dim0), d1 = x.shape().normalize_dim(dim1);
+    // x seen as 4-D [n0,n1,n2,n3] (leading 1s), with the input strides permuted for the output
+    const int pad = Shape::kMaxRank - x.rank();
+    int64_t n[4] = {1, 1, 1, 1}, stride[4] = {0, 0, 0, 0};
+    for (int i = 0; i < x.rank(); ++i) n[pad + i] = x.size(i);
+    int64_t step = 1;
+    for (int i = 3; i >= 0; --i) stride[i] = step, step *= n[i];
+    std::swap(n[pad + d0], n[pad + d1]);
+    std::swap(stride[pad + d0], stride[pad + d1]);
+    Shape out_shape = x.shape().with_dim(d0, x.size(d1)).with_dim(d1, x.size(d0));
+    std::vector<int64_t> source(size_t(x.numel()));  // out element o comes from x[source[o]]
+    int64_t o = 0;
+    for (int64_t i0 = 0; i0 < n[0]; ++i0)
+        for (int64_t i1 = 0; i1 < n[1]; ++i1)
+            for (int64_t i2 = 0; i2 < n[2]; ++i2)
+                for (int64_t i3 = 0; i3 < n[3]; ++i3)
+                    source[size_t(o++)] =
+                        i0 * stride[0] + i1 * stride[1] + i2 * stride[2] + i3 * stride[3];
+    Tensor out = make_result(out_shape);
+    for (size_t i = 0; i < source.size(); ++i) out.data()[i] = x.data()[source[i]];
+    record(out, "transpose_dims", {x}, [source = std::move(source)](Node& out) {
+        real* gx = parent_grad(out, 0);
+        if (!gx) return;
+        const real* g = out.grad.data();
+        for (size_t i = 0; i < source.size(); ++i) gx[source[i]] += g[i];
     });
     return out;
 }

@@ -33,6 +33,7 @@
 #include "apps/cli/run_args.h"
 #include "seqgrad/data/bleu.h"
 #include "seqgrad/models/decoding/decoding.h"
+#include "seqgrad/models/model/seq2seq.h"
 #include "seqgrad/models/run/run.h"
 #include "seqgrad/models/decoding/translator.h"
 
@@ -119,7 +120,12 @@ std::unique_ptr<Model> load_model(const Args& args) {
         m->run = load_run_from_args(args, args.positional()[0]);
         m->config = m->run.config;
         m->task = std::move(m->run.task);
-        m->seq2seq = m->run.model.get();
+        m->seq2seq = dynamic_cast<const Seq2Seq*>(m->run.model.get());
+        if (!m->seq2seq)
+            throw Error(
+                fmt::format("attention_stats: {} holds a model.kind \"{}\" model; this "
+                            "benchmark measures RNN attention only",
+                            args.positional()[0], m->config.model.kind));
     }
     if (m->config.model.attention == "none")
         throw Error("attention_stats: the model has no attention");

@@ -22,10 +22,10 @@ const char* kHelp =
     R"(usage: seqgrad gradcheck [--only SUBSTRING] [--eps E] [--atol A] [--rtol R] [--list]
                          [--float] [--verbose]
 
-Compares every op's, layer's and small Seq2Seq model's analytic gradient (backward) with
-central finite differences, (L(x+eps) - L(x-eps)) / 2 eps, for every input and parameter, and
-prints one line per check: inputs checked, elements, max absolute error, max relative error,
-PASS/FAIL. An element passes when |analytic - numeric| <= atol + rtol |numeric|.
+Compares the analytic gradient (backward) of every op, layer and small model (Seq2Seq and
+Transformer) with central finite differences, (L(x+eps) - L(x-eps)) / 2 eps, for every input
+and parameter, and prints one line per check: inputs checked, elements, max absolute error,
+max relative error, PASS/FAIL. An element passes when |analytic - numeric| <= atol + rtol |numeric|.
 Exits with status 1 if any check fails.
 
   --only SUBSTRING   run the checks whose name contains SUBSTRING (e.g. "luong", "model/")

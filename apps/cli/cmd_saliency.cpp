@@ -160,8 +160,12 @@ int cmd_saliency(const Argv& argv) {
     const Hypothesis& best = t.nbest.at(0);
     if (best.tokens.empty()) throw Error("the model wrote no output token: nothing to explain");
 
+    const auto* rnn = dynamic_cast<const Seq2Seq*>(run.model.get());
+    if (!rnn)
+        throw Error(fmt::format("{}: a model.kind \"{}\" model; saliency measures RNN models only",
+                                run_dir, run.config.model.kind));
     const Saliency saliency =
-        compute_saliency(*run.model, run.task.encode_source(sentence), best.tokens, options);
+        compute_saliency(*rnn, run.task.encode_source(sentence), best.tokens, options);
 
     std::vector<std::string> source = t.source_tokens, output;
     for (int32_t id : best.tokens) output.push_back(run.task.target_vocab.token(id));

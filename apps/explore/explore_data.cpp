@@ -331,6 +331,8 @@ json add_gradients(const LoadedRun& run, const ExploreInput& input,
                    json& sentences) {
     const GradientViewOptions& g = options.gradients;
     if (!g.enabled) return {{"enabled", false}};
+    if (run.config.model.kind != "rnn")  // saliency and gradient flow measure RNN models only
+        return {{"enabled", false}};
     size_t integrated = 0, agreeing = 0;
     double argmax_share = 0, spearman = 0;
     std::vector<json> saliency = saliency_json(run, input.sources, beams, g);

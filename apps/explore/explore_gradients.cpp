@@ -11,6 +11,17 @@
 namespace seqgrad {
 namespace {
 
+// The saliency and gradient-flow views measure RNN models (Seq2Seq) only.
+Seq2Seq& rnn_model(const LoadedRun& run) {
+    auto* model = dynamic_cast<Seq2Seq*>(run.model.get());
+    if (!model)
+        throw Error(
+            fmt::format("the gradient views measure RNN models only (the run's "
+                        "model.kind is \"{}\")",
+                        run.config.model.kind));
+    return *model;
+}
+
 using nlohmann::json;
 
 json matrix(const std::vector<std::vector<double>>& m) {
@@ -87,7 +98,7 @@ std::vector<json> saliency_json(const LoadedRun& run, const std::vector<std::str
         SaliencyOptions o;
         o.integrated_gradients = pending_integrated;
         o.steps = options.integrated_steps;
-        const std::vector<Saliency> s = compute_saliency(*run.model, inputs, o);
+        const std::vector<Saliency> s = compute_saliency(rnn_model(run), inputs, o);
         for (size_t k = 0; k < pending.size(); ++k)
             out[pending[k]] = one_saliency(s[k], translations[pending[k]].nbest[0]);
         pending.clear();
@@ -107,7 +118,7 @@ std::vector<json> saliency_json(const LoadedRun& run, const std::vector<std::str
 
 json gradflow_json(const LoadedRun& run, const std::string& source,
                    const std::vector<int32_t>& target, const std::string& target_name) {
-    Seq2Seq& model = *run.model;
+    Seq2Seq& model = rnn_model(run);
     std::vector<EncodedPair> pairs{{run.task.encode_source(source), target}};
     const FlowMeasurement m =
         measure_gradient_flow(model, make_batch(pairs, {0}), /*diagnostics=*/false);

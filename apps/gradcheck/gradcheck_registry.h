@@ -76,4 +76,7 @@ void add_recurrent_layers(Registry& r);
 // apps/gradcheck/gradcheck_models.cpp.
 void add_models(Registry& r);
 
+// The Transformer's ops, layers and tiny whole models: apps/gradcheck/gradcheck_transformer.cpp.
+void add_transformer(Registry& r);
+
 }  // namespace seqgrad::gradcheck_suite

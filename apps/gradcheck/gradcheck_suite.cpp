@@ -26,6 +26,7 @@ namespace {
 using gradcheck_suite::add_models;
 using gradcheck_suite::add_recurrent_layers;
 using gradcheck_suite::add_recurrent_ops;
+using gradcheck_suite::add_transformer;
 using gradcheck_suite::Inputs;
 using gradcheck_suite::mask_tensor;
 using gradcheck_suite::random;
@@ -414,6 +415,7 @@ std::vector<GradcheckEntry> gradcheck_entries() {
     add_attention_layers(r);
     add_losses(r);
     add_models(r);
+    add_transformer(r);
     return std::move(r.entries);
 }
 

@@ -449,6 +449,11 @@ void study_trained_runs(const GradflowOptions& o, Study& study, const DataSource
     for (size_t k = 0; k < o.run_dirs.size(); ++k) {
         const std::string& dir = o.run_dirs[k];
         LoadedRun run = load_run(dir, "best", /*load_data=*/o.task == "text");
+        auto* seq2seq = dynamic_cast<Seq2Seq*>(run.model.get());
+        if (!seq2seq)
+            throw Error(fmt::format("gradflow: {} holds a model.kind \"{}\" model; the "
+                                    "gradient-flow study measures RNN models only",
+                                    dir, run.config.model.kind));
         // named by its attention kind, plus its directory when two runs share the kind
         std::string name = run.config.model.attention;
         for (size_t j = 0; j < o.run_dirs.size(); ++j)
@@ -472,7 +477,7 @@ void study_trained_runs(const GradflowOptions& o, Study& study, const DataSource
                 "gradflow: --symbols {} is more than {}'s vocabularies hold ({} and {} ids)",
                 o.symbols, dir, vs, vt));
         }
-        study.study(k, name, "run", 0, *run.model, data, range(o.seeds));
+        study.study(k, name, "run", 0, *seq2seq, data, range(o.seeds));
     }
 }
 

@@ -19,13 +19,13 @@ DecodeOptions decode_options_from(const DecodeConfig& c) {
     return o;
 }
 
-std::vector<Translation> translate(const Seq2Seq& model, const Task& task,
+std::vector<Translation> translate(const TranslationModel& model, const Task& task,
                                    const std::vector<std::string>& sources,
                                    const DecodeOptions& options, int batch_size) {
     return translate(model, task, sources, options, TranslateExtras{}, batch_size);
 }
 
-std::vector<Translation> translate(const Seq2Seq& model, const Task& task,
+std::vector<Translation> translate(const TranslationModel& model, const Task& task,
                                    const std::vector<std::string>& sources,
                                    const DecodeOptions& options, const TranslateExtras& extras,
                                    int batch_size) {
@@ -56,8 +56,7 @@ std::vector<Translation> translate(const Seq2Seq& model, const Task& task,
             indices.push_back(k - start);
         }
         Batch batch = make_batch(pairs, indices);
-        EncodedSource source = model.encode(batch);
-        DecoderState state = model.initial_state(source);
+        DecoderState state = model.start_decoding(batch);
         std::vector<std::vector<Hypothesis>> nbest;
         std::vector<BeamTrace> traces;
         if (use_extras) {

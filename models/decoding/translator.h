@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "seqgrad/models/decoding/decoding.h"
-#include "seqgrad/models/model/seq2seq.h"
+#include "seqgrad/models/model/translation_model.h"
 #include "seqgrad/models/run/task.h"
 
 namespace seqgrad {
@@ -27,12 +27,12 @@ struct TranslateExtras {
 
 // Decodes `sources` in batches of `batch_size`, sorted by length inside (so padding is small)
 // and returned in input order. An empty source gives an empty translation.
-std::vector<Translation> translate(const Seq2Seq& model, const Task& task,
+std::vector<Translation> translate(const TranslationModel& model, const Task& task,
                                    const std::vector<std::string>& sources,
                                    const DecodeOptions& options, int batch_size = 64);
 // The same with extras. With any extra, beam search runs even at beam width 1 (which gives
 // greedy decoding's output).
-std::vector<Translation> translate(const Seq2Seq& model, const Task& task,
+std::vector<Translation> translate(const TranslationModel& model, const Task& task,
                                    const std::vector<std::string>& sources,
                                    const DecodeOptions& options, const TranslateExtras& extras,
                                    int batch_size = 64);

@@ -33,6 +33,7 @@
 #include "seqgrad/layers/linear.h"
 #include "seqgrad/layers/recurrent.h"
 #include "seqgrad/models/model/step_model.h"
+#include "seqgrad/models/model/translation_model.h"
 #include "seqgrad/models/run/config.h"
 
 namespace seqgrad {
@@ -49,12 +50,6 @@ struct EncodedSource {
     // backward to read d(loss)/d(source embedding) and d(loss)/d(encoder state at step t).
     Tensor embedded;                  // [B,S,E] source embeddings (before dropout)
     std::vector<Tensor> step_states;  // the encoder's RecurrentOutput::step_states
-};
-
-struct LossOutput {
-    Tensor loss;              // [] mean cross-entropy over real target tokens
-    int64_t num_tokens = 0;   // real target tokens (EOS included)
-    int64_t num_correct = 0;  // argmax predictions equal to the target (teacher-forced)
 };
 
 class Encoder : public Module {
@@ -129,11 +124,14 @@ class Decoder : public Module {
     bool input_feeding_, deep_output_;
 };
 
-class Seq2Seq : public Module, public StepModel {
+class Seq2Seq : public TranslationModel {
   public:
     Seq2Seq(const ModelConfig& config, int64_t source_vocab, int64_t target_vocab, Rng& rng);
 
-    const ModelConfig& config() const { return config_; }
+    const ModelConfig& config() const override { return config_; }
+    DecoderState start_decoding(const Batch& batch) const override {
+        return initial_state(encode(batch));
+    }
     int64_t vocab_size() const override { return target_vocab_; }
 
     EncodedSource encode(const Batch& batch) const;
@@ -143,7 +141,7 @@ class Seq2Seq : public Module, public StepModel {
     // Training forward: teacher forcing with probability teacher_forcing per token (1 = always);
     // otherwise the model's own previous argmax is fed. `rng` draws those choices and dropout.
     LossOutput forward_loss(const Batch& batch, double teacher_forcing = 1.0,
-                            double label_smoothing = 0.0) const;
+                            double label_smoothing = 0.0) const override;
     // The same from a source already encoded by encode(batch) (to inspect the encoder's tensors).
     LossOutput forward_loss(const Batch& batch, const EncodedSource& source,
                             double teacher_forcing = 1.0, double label_smoothing = 0.0) const;

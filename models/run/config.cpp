@@ -210,10 +210,52 @@ DataConfig read_data(const json& j, const std::string& source) {
     return d;
 }
 
+// model.layers sets both stacks' depths; the Transformer's keys only with kind "transformer", the
+// RNN's attention keys only with kind "rnn"; d_model divisible by heads.
+void check_transformer_keys(const SectionReader& r, ModelConfig& m, int layers,
+                            const std::string& source) {
+    if (layers > 0) {
+        if (r.given("encoder_layers") || r.given("decoder_layers"))
+            throw Error(
+                fmt::format("{}: model.layers: give either model.layers or "
+                            "model.encoder_layers / model.decoder_layers, not both",
+                            source));
+        m.encoder_layers = m.decoder_layers = layers;
+    }
+    const bool transformer = m.kind == "transformer";
+    for (const char* key : {"d_model", "heads", "ff_size", "norm_first", "positional",
+                            "max_positions", "share_embeddings", "activation"})
+        if (!transformer && r.given(key))
+            throw Error(
+                fmt::format("{}: model.{}: only read with model.kind \"transformer\" "
+                            "(the kind is \"{}\")",
+                            source, key, m.kind));
+    for (const char* key :
+         {"cell", "embedding_size", "hidden_size", "encoder_hidden_size", "bidirectional",
+          "attention", "attention_size", "luong_scaled", "input_feeding", "attention_bias",
+          "output_layer", "attention_mask", "position_bias", "position_bias_ratio"})
+        if (transformer && r.given(key))
+            throw Error(
+                fmt::format("{}: model.{}: not read with model.kind \"transformer\" "
+                            "(its sizes are model.d_model, model.heads, model.ff_size)",
+                            source, key));
+    if (transformer && m.init != "pytorch")
+        throw Error(
+            fmt::format("{}: model.init: \"{}\" is for RNN models; a Transformer starts "
+                        "from Xavier-uniform weights (model.init \"pytorch\")",
+                        source, m.init));
+    if (transformer && m.d_model % m.heads != 0)
+        throw Error(
+            fmt::format("{}: model.d_model: {} is not divisible by model.heads {} (each "
+                        "head gets d_model / heads dims)",
+                        source, m.d_model, m.heads));
+}
+
 // The "model" section: every key it may hold, with its type and range, and the checks across keys.
 ModelConfig read_model(const json& j, const std::string& source) {
     ModelConfig m;
     SectionReader r(j, "model", source);
+    r.choice("kind", m.kind, {"rnn", "transformer"});
     r.choice("cell", m.cell, {"gru", "lstm", "rnn"});
     r.integer("embedding_size", m.embedding_size, 1);
     r.integer("hidden_size", m.hidden_size, 1);
@@ -233,7 +275,18 @@ ModelConfig read_model(const json& j, const std::string& source) {
     r.boolean("attention_mask", m.attention_mask);
     r.number("position_bias", m.position_bias, 0, INFINITY);
     r.number("position_bias_ratio", m.position_bias_ratio, 0, INFINITY, false);
+    int layers = 0;
+    r.integer("layers", layers, 1, 8);
+    r.integer("d_model", m.d_model, 1);
+    r.integer("heads", m.heads, 1);
+    r.integer("ff_size", m.ff_size, 1);
+    r.boolean("norm_first", m.norm_first);
+    r.choice("positional", m.positional, {"sinusoidal", "learned"});
+    r.integer("max_positions", m.max_positions, 1);
+    r.boolean("share_embeddings", m.share_embeddings);
+    r.choice("activation", m.activation, {"relu", "gelu"});
     r.finish();
+    check_transformer_keys(r, m, layers, source);
     if (r.given("attention_bias") && !m.attention_bias && m.attention != "bahdanau")
         throw Error(fmt::format(
             "{}: model.attention_bias: only read with model.attention \"bahdanau\" (the "
@@ -329,6 +382,20 @@ json as_json(const DataConfig& d) {
 }
 
 json as_json(const ModelConfig& m) {
+    if (m.kind == "transformer")
+        return json{{"kind", m.kind},
+                    {"encoder_layers", m.encoder_layers},
+                    {"decoder_layers", m.decoder_layers},
+                    {"d_model", m.d_model},
+                    {"heads", m.heads},
+                    {"ff_size", m.ff_size},
+                    {"norm_first", m.norm_first},
+                    {"positional", m.positional},
+                    {"max_positions", m.max_positions},
+                    {"share_embeddings", m.share_embeddings},
+                    {"activation", m.activation},
+                    {"init", m.init},
+                    {"dropout", m.dropout}};
     return json{{"cell", m.cell},
                 {"embedding_size", m.embedding_size},
                 {"hidden_size", m.hidden_size},

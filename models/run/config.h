@@ -35,6 +35,9 @@ struct DataConfig {
 };
 
 struct ModelConfig {
+    // "rnn": Seq2Seq (models/model/seq2seq.h), the keys below down to position_bias_ratio;
+    // "transformer": models/model/transformer.h, the keys from d_model on (and dropout, init)
+    std::string kind = "rnn";
     std::string cell = "gru";  // the encoder's and decoder's cell: "gru", "lstm" or "rnn"
     int embedding_size = 64;
     int hidden_size = 128;        // the decoder's state size H
@@ -65,6 +68,18 @@ struct ModelConfig {
     // (apps/cli/model_switches.h).
     bool fused_cells = true;
     bool fused_attention = true;
+
+    // kind "transformer" (encoder_layers / decoder_layers give the stacks' depths; "layers"
+    // in a config file sets both)
+    int d_model = 256;  // E, divisible by heads
+    int heads = 8;
+    int ff_size = 1024;                     // the feed-forward block's inner size F
+    bool norm_first = false;                // pre-norm instead of the original post-norm
+    std::string positional = "sinusoidal";  // or "learned"
+    int max_positions = 256;  // learned positions: the table's rows (the longest sequence)
+    // the target embedding and the output projection share one weight [V_t, E]
+    bool share_embeddings = false;
+    std::string activation = "relu";  // of the feed-forward block: "relu" or "gelu"
 
     int64_t encoder_size() const {
         return encoder_hidden_size > 0 ? encoder_hidden_size : hidden_size;

@@ -18,8 +18,8 @@ LoadedRun load_run(const std::string& run_dir, const std::string& which, bool lo
     run.config = Config::load(run_dir + "/config.json");
     run.task = prepare_task_with_vocabs(run.config, run_dir, load_data, /*quiet=*/true);
     run.rng = std::make_unique<Rng>(run.config.train.seed);
-    run.model = std::make_unique<Seq2Seq>(run.config.model, run.task.source_vocab.size(),
-                                          run.task.target_vocab.size(), *run.rng);
+    run.model = make_model(run.config.model, run.task.source_vocab.size(),
+                           run.task.target_vocab.size(), *run.rng);
     std::string path = run_dir + "/" + which + ".safetensors";
     if (which == "best" && !std::filesystem::exists(path)) path = run_dir + "/last.safetensors";
     if (!std::filesystem::exists(path))

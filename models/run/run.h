@@ -6,7 +6,7 @@
 #include <string>
 
 #include "seqgrad/models/run/config.h"
-#include "seqgrad/models/model/seq2seq.h"
+#include "seqgrad/models/model/translation_model.h"
 #include "seqgrad/models/run/task.h"
 
 namespace seqgrad {
@@ -15,7 +15,7 @@ struct LoadedRun {
     Config config;
     Task task;  // vocabularies and pipeline; data splits only when load_data
     std::unique_ptr<Rng> rng;
-    std::unique_ptr<Seq2Seq> model;  // in eval mode
+    std::unique_ptr<TranslationModel> model;  // model.kind's model, in eval mode
     std::string checkpoint_path;
 };
 

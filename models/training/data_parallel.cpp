@@ -27,7 +27,7 @@ int DataParallel::threads() const {
     return threads_;
 }
 
-LossOutput DataParallel::forward_backward(const Seq2Seq& model, const Batch& batch,
+LossOutput DataParallel::forward_backward(const TranslationModel& model, const Batch& batch,
                                           double teacher_forcing, double label_smoothing, Rng& rng,
                                           Communicator* communicator) {
     const int ranks = communicator ? communicator->size() : 1;

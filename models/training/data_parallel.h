@@ -26,7 +26,7 @@
 
 #include "seqgrad/autograd/kernels/kernels.h"
 #include "seqgrad/models/distributed/communicator.h"
-#include "seqgrad/models/model/seq2seq.h"
+#include "seqgrad/models/model/translation_model.h"
 
 namespace seqgrad {
 
@@ -49,7 +49,7 @@ class DataParallel {
     // With a communicator of more than one rank, `batch` is the global batch (the same on every
     // rank), this rank runs its share of it, and afterwards every rank's .grad (and the returned
     // loss, tokens and hits) are those of the whole global batch. Every rank must call it.
-    LossOutput forward_backward(const Seq2Seq& model, const Batch& batch, double teacher_forcing,
+    LossOutput forward_backward(const TranslationModel& model, const Batch& batch, double teacher_forcing,
                                 double label_smoothing, Rng& rng,
                                 Communicator* communicator = nullptr);
 

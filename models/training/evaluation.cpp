@@ -13,7 +13,7 @@ namespace {
 
 // Greedy translations of `sources`, a chunk at a time so that Ctrl-C is heard between chunks.
 // Returns fewer than sources.size() when a stop was requested.
-std::vector<std::string> decode_greedy(const Seq2Seq& model, const Task& task,
+std::vector<std::string> decode_greedy(const TranslationModel& model, const Task& task,
                                        const std::vector<std::string>& sources,
                                        const DecodeConfig& decode) {
     DecodeOptions greedy = decode_options_from(decode);
@@ -31,7 +31,7 @@ std::vector<std::string> decode_greedy(const Seq2Seq& model, const Task& task,
 }
 
 // The mean loss per real target token over the validation batches, teacher forced
-double validation_loss(const Seq2Seq& model, const Batcher& valid_batches) {
+double validation_loss(const TranslationModel& model, const Batcher& valid_batches) {
     double loss_sum = 0;
     int64_t tokens = 0;
     NoGradGuard no_grad;
@@ -51,8 +51,8 @@ std::string metric_name(const Task& task) {
     return task.is_dates() ? "accuracy" : "bleu";
 }
 
-Validation measure_validation(Seq2Seq& model, const Task& task, const Batcher& valid_batches,
-                              const Config& config) {
+Validation measure_validation(TranslationModel& model, const Task& task,
+                              const Batcher& valid_batches, const Config& config) {
     model.eval();
     Validation v;
     v.loss = validation_loss(model, valid_batches);
@@ -82,7 +82,7 @@ Validation measure_validation(Seq2Seq& model, const Task& task, const Batcher& v
     return v;
 }
 
-TestResult measure_test(Seq2Seq& model, const Task& task, const Config& config) {
+TestResult measure_test(TranslationModel& model, const Task& task, const Config& config) {
     model.eval();
     std::vector<std::string> sources, references;
     for (const auto& p : task.test) {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "seqgrad/data/batching.h"
-#include "seqgrad/models/model/seq2seq.h"
+#include "seqgrad/models/model/translation_model.h"
 #include "seqgrad/models/run/config.h"
 #include "seqgrad/models/run/task.h"
 
@@ -23,8 +23,8 @@ struct Validation {
     size_t decoded = 0;  // fewer than max_valid_decode when a stop was requested
 };
 // The model is in eval mode during the measurement and in train mode afterwards.
-Validation measure_validation(Seq2Seq& model, const Task& task, const Batcher& valid_batches,
-                              const Config& config);
+Validation measure_validation(TranslationModel& model, const Task& task,
+                              const Batcher& valid_batches, const Config& config);
 
 struct TestResult {
     bool complete = false;  // false: a stop was requested during the decoding
@@ -33,6 +33,6 @@ struct TestResult {
     double seconds = 0;  // of the decoding
 };
 // The test split, decoded greedily with the model as it is (eval mode, train mode afterwards).
-TestResult measure_test(Seq2Seq& model, const Task& task, const Config& config);
+TestResult measure_test(TranslationModel& model, const Task& task, const Config& config);
 
 }  // namespace seqgrad

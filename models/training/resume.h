@@ -9,7 +9,7 @@
 #include <string>
 
 #include "seqgrad/autograd/rng.h"
-#include "seqgrad/models/model/seq2seq.h"
+#include "seqgrad/models/model/translation_model.h"
 #include "seqgrad/models/run/config.h"
 #include "seqgrad/optim/optimizer.h"
 #include "seqgrad/optim/schedule.h"
@@ -33,7 +33,7 @@ struct Progress {
 // Everything a checkpoint of a run holds, by reference.
 struct TrainingState {
     const Config& config;
-    Seq2Seq& model;
+    TranslationModel& model;
     Optimizer& optimizer;
     LrSchedule& schedule;
     Rng& rng;

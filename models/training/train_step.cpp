@@ -9,8 +9,8 @@ namespace seqgrad {
 NonFiniteError::NonFiniteError(const std::string& what, double value)
     : Error(fmt::format("the {} became {}", what, value)) {}
 
-LossOutput forward_backward(const Seq2Seq& model, const Batch& batch, double teacher_forcing,
-                            double label_smoothing) {
+LossOutput forward_backward(const TranslationModel& model, const Batch& batch,
+                            double teacher_forcing, double label_smoothing) {
     LossOutput out = model.forward_loss(batch, teacher_forcing, label_smoothing);
     if (std::isfinite(out.loss.item())) out.loss.backward();
     return out;

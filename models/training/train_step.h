@@ -18,7 +18,7 @@
 #include <functional>
 #include <string>
 
-#include "seqgrad/models/model/seq2seq.h"
+#include "seqgrad/models/model/translation_model.h"
 #include "seqgrad/optim/clip.h"
 #include "seqgrad/optim/optimizer.h"
 
@@ -29,8 +29,8 @@ using LossAndGradient = std::function<LossOutput(const Batch&)>;
 
 // forward_loss then backward, on this thread: the LossAndGradient of a run in one process.
 // A loss that is not finite is returned without a backward pass (train_step stops there).
-LossOutput forward_backward(const Seq2Seq& model, const Batch& batch, double teacher_forcing = 1,
-                            double label_smoothing = 0);
+LossOutput forward_backward(const TranslationModel& model, const Batch& batch,
+                            double teacher_forcing = 1, double label_smoothing = 0);
 
 // What one step measured.
 struct TrainStepStats {

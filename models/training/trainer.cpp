@@ -14,7 +14,7 @@
 #include "seqgrad/autograd/kernels/gemm.h"
 #include "seqgrad/autograd/kernels/parallel.h"
 #include "seqgrad/data/file_io.h"
-#include "seqgrad/models/model/seq2seq.h"
+#include "seqgrad/models/model/translation_model.h"
 #include "seqgrad/models/run/task.h"
 #include "seqgrad/models/training/checkpoint.h"
 #include "seqgrad/models/training/data_parallel.h"
@@ -95,8 +95,8 @@ class Run {
         set_up_threads();
         // Everything that can fail on bad input happens before anything is written to disk.
         prepare_task_and_run_dir();
-        model_ = std::make_unique<Seq2Seq>(config.model, task_.source_vocab.size(),
-                                           task_.target_vocab.size(), rng_);
+        model_ =
+            make_model(config.model, task_.source_vocab.size(), task_.target_vocab.size(), rng_);
         optimizer_ = make_optimizer(config.train, *model_);
         schedule_ = make_schedule(config.train);
         make_batchers();
@@ -200,7 +200,8 @@ class Run {
                    "vocab {} -> {} | {} parameters | attention {}{}\n",
                    task_.name, train_batches_->num_examples(), task_.valid.size(),
                    train_batches_->num_dropped(), task_.source_vocab.size(),
-                   task_.target_vocab.size(), model_->parameter_count(), config_.model.attention,
+                   task_.target_vocab.size(), model_->parameter_count(),
+                   config_.model.kind == "transformer" ? "multi-head" : config_.model.attention,
                    comm_.size() > 1 ? " | " + comm_.description() : std::string());
     }
 
@@ -423,7 +424,7 @@ class Run {
     Communicator& comm_;
     bool root_;
     Task task_;
-    std::unique_ptr<Seq2Seq> model_;
+    std::unique_ptr<TranslationModel> model_;  // model.kind's
     std::unique_ptr<Optimizer> optimizer_;
     std::unique_ptr<DataParallel> parallel_;  // threads > 1 with parallel = "data", or ranks > 1
     LossAndGradient loss_and_gradient_;       // the step's forward and backward

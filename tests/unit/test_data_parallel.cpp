@@ -6,6 +6,7 @@
 
 #include "batch_util.h"
 #include "seqgrad/data/vocab.h"
+#include "seqgrad/models/model/seq2seq.h"
 #include "seqgrad/models/training/data_parallel.h"
 #include "test_util.h"
 

@@ -132,7 +132,21 @@ TEST_CASE("the suite has unique names and covers every op, layer and attention k
                              "model/Seq2Seq lstm bahdanau",
                              "model/Seq2Seq lstm none",
                              "model/Seq2Seq rnn bahdanau",
-                             "model/Seq2Seq rnn none"}) {
+                             "model/Seq2Seq rnn none",
+                             "op/layer_norm",
+                             "op/gelu",
+                             "op/sqrt",
+                             "op/transpose (dims 1, 2)",
+                             "op/scaled_dot_product_attention (key padding + causal)",
+                             "op/scaled_dot_product_attention (a fully masked row)",
+                             "layer/MultiheadAttention",
+                             "layer/TransformerEncoderLayer (post-norm)",
+                             "layer/TransformerEncoderLayer (pre-norm)",
+                             "layer/TransformerDecoderLayer (post-norm)",
+                             "layer/TransformerDecoderLayer (pre-norm)",
+                             "layer/PositionalEncoding (learned)",
+                             "model/Transformer post-norm",
+                             "model/Transformer pre-norm"}) {
         CAPTURE(part);
         CHECK(has(part));
     }
@@ -146,7 +160,7 @@ TEST_CASE("gradcheck suite: layers") {
     check_group("layer");
 }
 
-TEST_CASE("gradcheck suite: whole Seq2Seq models") {
+TEST_CASE("gradcheck suite: whole Seq2Seq and Transformer models") {
     check_group("model");
 }
 

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "batch_util.h"
+#include "seqgrad/models/model/seq2seq.h"
 #include "seqgrad/models/training/grad_norms.h"
 #include "seqgrad/models/training/train_step.h"
 #include "seqgrad/optim/adam.h"

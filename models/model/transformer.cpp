@@ -1,0 +1,178 @@
+#include "seqgrad/models/model/transformer.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "seqgrad/autograd/fused_loss.h"
+#include "seqgrad/autograd/ops.h"
+#include "seqgrad/data/vocab.h"
+
+namespace seqgrad {
+namespace {
+
+TransformerLayerOptions layer_options(const ModelConfig& c) {
+    TransformerLayerOptions o;
+    o.d_model = c.d_model;
+    o.heads = c.heads;
+    o.ff_size = c.ff_size;
+    o.dropout = real(c.dropout);
+    o.norm_first = c.norm_first;
+    o.activation = c.activation;
+    return o;
+}
+
+// U(±√(6 / (fan_in + fan_out))) for a matrix [fan_out, fan_in] (Glorot and Bengio, 2010)
+void xavier_uniform(Tensor& w, Rng& rng) {
+    const double bound = std::sqrt(6.0 / double(w.size(0) + w.size(1)));
+    init::uniform(w, -bound, bound, rng);
+}
+
+// 1 at positions >= lengths[b]: [B, max_len]
+Tensor padding_mask_of(const std::vector<int32_t>& lengths, int64_t max_len) {
+    Tensor mask = Tensor::zeros({int64_t(lengths.size()), max_len});
+    for (size_t b = 0; b < lengths.size(); ++b)
+        for (int64_t j = lengths[b]; j < max_len; ++j) mask.data()[int64_t(b) * max_len + j] = 1;
+    return mask;
+}
+
+}  // namespace
+
+Transformer::Transformer(const ModelConfig& config, int64_t source_vocab, int64_t target_vocab,
+                         Rng& rng)
+    : source_positions(config.positional == "learned", config.max_positions, config.d_model, rng),
+      target_positions(config.positional == "learned", config.max_positions, config.d_model, rng),
+      transformer(layer_options(config), config.encoder_layers, config.decoder_layers, rng),
+      dropout(real(config.dropout), rng),
+      config_(config),
+      source_vocab_(source_vocab),
+      target_vocab_(target_vocab) {
+    if (config.d_model % config.heads != 0)
+        throw Error(fmt::format("model.d_model: {} is not divisible by model.heads {}",
+                                config.d_model, config.heads));
+    const int64_t E = config.d_model;
+    source_embedding = std::make_unique<Embedding>(source_vocab, E, Vocab::PAD, rng);
+    target_embedding = std::make_unique<Embedding>(target_vocab, E, Vocab::PAD, rng);
+    register_module("source_embedding", *source_embedding);
+    register_module("target_embedding", *target_embedding);
+    register_module("source_positions", source_positions);
+    register_module("target_positions", target_positions);
+    register_module("transformer", transformer);
+    if (config.share_embeddings) {
+        out_bias = register_parameter("out_bias", Tensor::empty({target_vocab}));
+        init::uniform_fan_in(out_bias, E, rng);
+    } else {
+        out = std::make_unique<Linear>(E, target_vocab, true, rng);
+        register_module("out", *out);
+    }
+    register_module("dropout", dropout);
+    for (auto& [name, p] : named_parameters())
+        if (p.rank() == 2) xavier_uniform(p, rng);
+    for (Embedding* e : {source_embedding.get(), target_embedding.get()})
+        std::fill(e->weight.data() + Vocab::PAD * E, e->weight.data() + (Vocab::PAD + 1) * E,
+                  real(0));
+}
+
+// √E · embedding(ids) + P[offset, offset + T), then dropout
+Tensor Transformer::embed(const Embedding& embedding, const PositionalEncoding& positions,
+                          const std::vector<int32_t>& ids, int64_t B, int64_t T,
+                          int64_t offset) const {
+    Tensor x = embedding.forward(ids, {B, T}) * real(std::sqrt(double(config_.d_model)));
+    return dropout.forward(positions.forward(x, offset));
+}
+
+Tensor Transformer::project(const Tensor& h) const {
+    return out ? out->forward(h) : linear(h, target_embedding->weight, out_bias);
+}
+
+TransformerForward Transformer::forward(const Batch& batch, bool weights) const {
+    const int64_t B = batch.batch_size, S = batch.src_len, T = batch.tgt_len;
+    const Tensor source_padding = padding_mask_of(batch.src_lengths, S);
+    const Tensor target_padding = padding_mask_of(batch.tgt_lengths, T);
+    TransformerForward f;
+    std::vector<Tensor> decoder_weights;
+    f.memory = transformer.encoder.forward(
+        embed(*source_embedding, source_positions, batch.src_ids, B, S, 0), source_padding,
+        weights ? &f.weights : nullptr);
+    f.decoded = transformer.decoder.forward(
+        embed(*target_embedding, target_positions, batch.tgt_in, B, T, 0), f.memory, target_padding,
+        source_padding, weights ? &decoder_weights : nullptr);
+    f.weights.insert(f.weights.end(), decoder_weights.begin(), decoder_weights.end());
+    return f;
+}
+
+// loss = mean over the real target tokens of cross-entropy(out(h_t), y_t)
+LossOutput Transformer::forward_loss(const Batch& batch, double teacher_forcing,
+                                     double label_smoothing) const {
+    if (teacher_forcing != 1.0)
+        throw Error(
+            fmt::format("model.kind \"transformer\" trains with teacher forcing only "
+                        "(every position at once): train.teacher_forcing must be 1, got {}",
+                        teacher_forcing));
+    const TransformerForward f = forward(batch);
+    const int64_t E = config_.d_model;
+    std::vector<int32_t> rows, targets;  // only the real target tokens reach the projection
+    for (size_t i = 0; i < batch.tgt_out.size(); ++i)
+        if (batch.tgt_out[i] != Vocab::PAD)
+            rows.push_back(int32_t(i)), targets.push_back(batch.tgt_out[i]);
+    Tensor h = gather_rows(reshape(f.decoded, {-1, E}), rows);  // [N,E]
+    LossOutput result;
+    result.num_tokens = int64_t(targets.size());
+    const Tensor weight = out ? out->weight : target_embedding->weight;
+    const Tensor bias = out ? out->bias : out_bias;
+    result.loss = linear_cross_entropy(h, weight, bias, targets, Vocab::PAD, Reduction::mean,
+                                       real(label_smoothing), &result.num_correct);
+    return result;
+}
+
+DecoderState Transformer::start_decoding(const Batch& batch) const {
+    const int64_t B = batch.batch_size, S = batch.src_len;
+    const Tensor source_padding = padding_mask_of(batch.src_lengths, S);
+    const Tensor memory = transformer.encoder.forward(
+        embed(*source_embedding, source_positions, batch.src_ids, B, S, 0), source_padding);
+    DecoderState state;
+    state.tensors = {source_padding, Tensor::zeros({B})};
+    for (const DecoderLayerCache& cache : transformer.decoder.start(memory)) {
+        state.tensors.push_back(cache.memory.keys);
+        state.tensors.push_back(cache.memory.values);
+    }
+    return state;
+}
+
+StepResult Transformer::step(const std::vector<int32_t>& previous_tokens,
+                             DecoderState& state) const {
+    const size_t L = transformer.decoder.layers.size();
+    const bool first = state.tensors.size() == 2 + 2 * L;
+    if (!first && state.tensors.size() != 2 + 4 * L)
+        throw Error(
+            fmt::format("Transformer::step: a state of {} tensors, expected {} or {} "
+                        "(made by Transformer::start_decoding)",
+                        state.tensors.size(), 2 + 2 * L, 2 + 4 * L));
+    const int64_t N = int64_t(previous_tokens.size());
+    if (state.rows() != N)
+        throw Error(
+            fmt::format("Transformer::step: {} tokens for a state of {} rows", N, state.rows()));
+    const int64_t t = int64_t(state.tensors[1].data()[0]);
+    std::vector<DecoderLayerCache> caches(L);
+    for (size_t l = 0; l < L; ++l) {
+        caches[l].memory = {state.tensors[2 + 2 * l], state.tensors[3 + 2 * l]};
+        if (!first)
+            caches[l].self = {state.tensors[2 + 2 * L + 2 * l], state.tensors[3 + 2 * L + 2 * l]};
+    }
+    const Tensor x = embed(*target_embedding, target_positions, previous_tokens, N, 1, t);
+    std::vector<Tensor> cross;
+    const Tensor h = transformer.decoder.step(x, caches, state.tensors[0], &cross);  // [N,1,E]
+    StepResult result;
+    result.log_probs = log_softmax(project(reshape(h, {N, config_.d_model})));
+    const Tensor attention = average_heads(cross.back());  // [N,1,S]
+    result.attention = reshape(attention, {N, attention.size(2)});
+    state.tensors.resize(2 + 2 * L);
+    for (size_t l = 0; l < L; ++l) {
+        state.tensors.push_back(caches[l].self.keys);
+        state.tensors.push_back(caches[l].self.values);
+    }
+    state.tensors[1] = Tensor::full({N}, real(t + 1));
+    return result;
+}
+
+}  // namespace seqgrad

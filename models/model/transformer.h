@@ -1,0 +1,83 @@
+// Transformer: the encoder-decoder of Vaswani et al. (2017) for translation, beside Seq2Seq.
+//
+//   source ids [B,S] -> x = √E · source_embedding(ids) + P_src[0..S) -> dropout     [B,S,E]
+//   memory = transformer.encoder(x, source padding mask)                           [B,S,E]
+//   target input ids [B,T] (SOS y_1 .. y_{T-1}) -> y = √E · target_embedding + P_tgt -> dropout
+//   h = transformer.decoder(y, memory, causal mask, target padding, memory padding)  [B,T,E]
+//   logits = out(h) over the real target tokens only                             [N,V_t]
+//   loss = mean cross-entropy (label smoothing as train.label_smoothing)
+//
+// transformer.* is nn.Transformer(batch_first=True)'s state dict exactly (layers/transformer.h):
+// transformer.encoder.layers.0.self_attn.in_proj_weight, ..., transformer.decoder.norm.bias.
+// P is sinusoidal (no parameters) or learned (source_positions.embedding.weight [P,E] and
+// target_positions.embedding.weight). With model.share_embeddings the output projection's
+// weight is target_embedding.weight (its bias is out_bias).
+//
+// Initialisation (model.init "pytorch"): every matrix — embeddings, positions, projections —
+// Xavier-uniform, as nn.Transformer's own reset and the tutorial model of
+// bentrevett/pytorch-seq2seq do; biases as PyTorch's Linear, LayerNorm 1 and 0.
+//
+// Decoding is incremental (StepModel): each decoder layer caches its self-attention's keys and
+// values and the memory's, so step t attends over t cached positions instead of re-running the
+// prefix. The state's tensors, each [N, ...]:
+//   0  memory padding mask [N,S]            1  the step t [N]
+//   then for each layer l: memory keys, memory values [N,h,S,d]; after the first step also
+//   self keys, self values [N,h,t,d].
+#pragma once
+
+#include <memory>
+
+#include "seqgrad/layers/dropout.h"
+#include "seqgrad/layers/embedding.h"
+#include "seqgrad/layers/linear.h"
+#include "seqgrad/layers/positional_encoding.h"
+#include "seqgrad/layers/transformer.h"
+#include "seqgrad/models/model/translation_model.h"
+
+namespace seqgrad {
+
+// The teacher-forced pass's tensors, for tests and tools.
+struct TransformerForward {
+    Tensor memory;                // [B,S,E]
+    Tensor decoded;               // [B,T,E], the decoder's output (after its final norm)
+    std::vector<Tensor> weights;  // with weights: encoder layers' self [B,h,S,S], then each
+                                  // decoder layer's self [B,h,T,T] and cross [B,h,T,S]
+};
+
+class Transformer : public TranslationModel {
+  public:
+    Transformer(const ModelConfig& config, int64_t source_vocab, int64_t target_vocab, Rng& rng);
+
+    const ModelConfig& config() const override { return config_; }
+    int64_t vocab_size() const override { return target_vocab_; }
+
+    LossOutput forward_loss(const Batch& batch, double teacher_forcing = 1.0,
+                            double label_smoothing = 0.0) const override;
+    // The encoder and the teacher-forced decoder (no loss).
+    TransformerForward forward(const Batch& batch, bool weights = false) const;
+    // logits [N,V] = out(h) for rows h [N,E]
+    Tensor project(const Tensor& h) const;
+
+    DecoderState start_decoding(const Batch& batch) const override;
+    // attention: the top decoder layer's cross-attention weights of this step, averaged over
+    // heads [N,S]
+    StepResult step(const std::vector<int32_t>& previous_tokens,
+                    DecoderState& state) const override;
+
+    std::unique_ptr<Embedding> source_embedding, target_embedding;
+    PositionalEncoding source_positions, target_positions;
+    TransformerEncoderDecoder transformer;
+    std::unique_ptr<Linear> out;  // undefined with share_embeddings
+    Tensor out_bias;              // [V_t], with share_embeddings
+    Dropout dropout;              // on the embedded inputs
+
+  private:
+    // √E · embedding(ids) + P[offset ..), then dropout: ids [B,T] -> [B,T,E]
+    Tensor embed(const Embedding& embedding, const PositionalEncoding& positions,
+                 const std::vector<int32_t>& ids, int64_t B, int64_t T, int64_t offset) const;
+
+    ModelConfig config_;
+    int64_t source_vocab_, target_vocab_;
+};
+
+}  // namespace seqgrad

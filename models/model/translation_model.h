@@ -1,0 +1,41 @@
+// TranslationModel: what training, decoding and the tools need from a translation model,
+// whichever its architecture — the RNN encoder-decoder with attention (Seq2Seq,
+// models/model/seq2seq.h) or the Transformer (models/model/transformer.h):
+//   Module          named parameters (checkpoints, the optimizer, gradient reports), train/eval
+//   forward_loss    the teacher-forced training loss of a batch
+//   StepModel       one decoding step for N rows (greedy, beam search; models/decoding/)
+//   start_decoding  the decoder state before the first step, one row per source sentence
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "seqgrad/data/batching.h"
+#include "seqgrad/layers/module.h"
+#include "seqgrad/models/model/step_model.h"
+#include "seqgrad/models/run/config.h"
+
+namespace seqgrad {
+
+struct LossOutput {
+    Tensor loss;              // [] mean cross-entropy over real target tokens
+    int64_t num_tokens = 0;   // real target tokens (EOS included)
+    int64_t num_correct = 0;  // argmax predictions equal to the target (teacher-forced)
+};
+
+class TranslationModel : public Module, public StepModel {
+  public:
+    // Training forward: teacher forcing with probability teacher_forcing per token (1 = always);
+    // dropout and those choices draw from the model's generator.
+    virtual LossOutput forward_loss(const Batch& batch, double teacher_forcing = 1.0,
+                                    double label_smoothing = 0.0) const = 0;
+    // Encodes the batch's sources: the state greedy_decode / beam_search start from.
+    virtual DecoderState start_decoding(const Batch& batch) const = 0;
+    virtual const ModelConfig& config() const = 0;
+};
+
+// The model model.kind asks for ("rnn": Seq2Seq, "transformer": Transformer).
+std::unique_ptr<TranslationModel> make_model(const ModelConfig& config, int64_t source_vocab,
+                                             int64_t target_vocab, Rng& rng);
+
+}  // namespace seqgrad
