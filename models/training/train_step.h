@@ -49,7 +49,10 @@ struct NonFiniteError : Error {
 // factor the update will apply (what a run logs about its gradients, on logging steps).
 using GradientObserver = std::function<void(const GradClip& clip)>;
 
-// zero_grad → loss_and_gradient (forward_loss, backward) → clip → step, on one batch.
+// zero_grad → loss_and_gradient (forward_loss, backward) → clip → step, on one batch. The
+// gradients must be 0 on entry and are 0 on return (the update zeroes each as it reads it, so
+// zero_grad costs no pass of its own); a caller that accumulates gradients elsewhere calls
+// optimizer.zero_grad() first.
 // clip_norm > 0 clips the global gradient norm to it; 0 measures the norm only. The optimizer's
 // learning rate is whatever it was set to (the trainer's schedule sets it before the step).
 // Throws NonFiniteError (nothing updated) on a non-finite loss or gradient norm, and whatever

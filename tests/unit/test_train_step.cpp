@@ -54,6 +54,9 @@ TEST_CASE("train_step takes the steps of zero_grad, forward_loss, backward, clip
             CHECK(stats.grad_norm == norm);
             CHECK((stats.grad_scale < 1) == (clip_norm > 0));
             CHECK(weights(a) == weights(b));  // bit for bit (Adam without an L2 term)
+            for (const Tensor& p : a.parameters())  // the update left every gradient at 0
+                if (p.has_grad())
+                    for (real g : p.grad().to_vector()) REQUIRE(g == 0);
         }
         CHECK(adam_a.step_count() == 3);
     }
