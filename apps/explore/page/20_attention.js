@@ -1,0 +1,50 @@
+// ---- 2. attention ------------------------------------------------------------------------------
+function hypotheses(s) {
+  return [...s.nbest.map((h, r) => [`beam #${r + 1}`, h]), ["greedy", s.greedy]];
+}
+function renderAttention() {
+  const box = clear(document.getElementById("attention-body")), s = S[state.sentence];
+  if (s.empty) { box.append(el("p", {}, "This input line is empty: there is nothing to translate.")); return; }
+  const hyps = hypotheses(s), k = Math.min(state.hyp, hyps.length - 1), [label, h] = hyps[k];
+  const pick = el("select", { id: "hyp-select", "aria-label": "hypothesis" });
+  hyps.forEach(([l, x], i) => pick.append(el("option", { value: i }, `${l}: ${x.text}  (score ${fmt(x.score, 3)})`)));
+  pick.value = String(k);
+  pick.addEventListener("change", () => { state.hyp = parseInt(pick.value, 10); renderAttention(); writeHash(); selftest(); });
+  box.append(el("p", {}, el("b", {}, "source: "), el("span", { class: "text" }, s.source)), el("label", {}, "hypothesis ", pick));
+  if (!h.attention.length) { box.append(el("p", {}, `This model has no attention (model.attention = "${META.attention}"): its decoder sees only the encoder's final state.`)); return; }
+  box.append(el("div", { class: "legend" }, "weight", el("span", {}, "0"),
+    el("canvas", { class: "gradient", width: "160", height: "12", id: "gradient" }), el("span", {}, "1"),
+    el("span", { class: "muted" }, "rows: output tokens (with <eos>); columns: source tokens (with <eos>); hover or focus a cell for its weight; H/ln S: normalised entropy (0 one-hot, 1 uniform)")));
+  const canvas = box.querySelector("#gradient"), ctx = canvas.getContext("2d");
+  for (let x = 0; x < 160; x++) { ctx.fillStyle = heat(x / 159); ctx.fillRect(x, 0, 1, 12); }
+  // the words view of a BPE run (subwords merged as seqgrad attention --words does), one click away
+  let srcLabels = s.source_tokens, outLabels = h.tokens.map(rawTok), weights = h.attention;
+  const words = state.words && hasSubwords(s);
+  if (hasSubwords(s)) {
+    const toggle = el("input", { type: "checkbox", id: "attention-words" });
+    toggle.checked = state.words;
+    toggle.addEventListener("change", () => { state.words = toggle.checked; renderAttention(); renderSaliency(); writeHash(); selftest(); });
+    box.append(el("p", {}, el("label", {}, toggle, " words (subwords merged: a source word's weight is the sum of its subwords', an output word's row the mean of its subwords' rows)")));
+  }
+  if (words) {
+    const rows = groupWords(outLabels), cols = groupWords(srcLabels);
+    weights = mergeMatrix(weights, rows, cols);
+    srcLabels = cols.labels; outLabels = rows.labels;
+  }
+  const table = el("table", { class: "heat", id: "heatmap" }), head = el("tr", {}, el("th"));
+  for (const t of srcLabels) head.append(el("th", { scope: "col" }, tokenEl(t)));
+  head.append(el("th", { scope: "col" }, words ? "" : "H/ln S"));
+  table.append(el("thead", {}, head));
+  const body = el("tbody");
+  weights.forEach((row, t) => {
+    const tr = el("tr", {}, el("th", { scope: "row" }, tokenEl(outLabels[t])));
+    row.forEach((w, j) => tr.append(el("td", { class: "cell", style: `background:${heat(w)}`, tabindex: "-1",
+      title: `${plain(outLabels[t])} \u2192 ${plain(srcLabels[j])}: ${w.toFixed(3)}` })));
+    tr.append(el("td", { class: "ent" }, h.entropy && !words ? fmt(h.entropy[t], 3) : ""));
+    body.append(tr);
+  });
+  table.append(body);
+  box.append(el("div", { class: "scroll" }, table));
+  if (h.report) box.append(el("h3", {}, "Diagnosis (as seqgrad attention prints it)"), el("pre", {}, h.report));
+  else box.append(el("p", { class: "muted" }, "The diagnosis in words is in the file for beam #1 and greedy; the H/ln S column above is this hypothesis' per-step entropy."));
+}
