@@ -151,7 +151,7 @@ nlohmann::json check_in_browser(const std::string& chromium, const std::string& 
     for (size_t at = dom.find("<script"); at != std::string::npos; at = dom.find("<script", at + 1))
         ++scripts;
     CHECK(scripts == 2);
-    return nlohmann::json{{"dom", dom}, {"data", data}};
+    return nlohmann::json{{"dom", dom}, {"data", data}, {"selftest", t}};
 }
 
 Config tiny_config(const std::string& run_dir, const std::string& task,
@@ -234,7 +234,9 @@ TEST_CASE("explore files open in headless Chromium: views drawn, no error, hosti
                   .contains("tape"));
         const nlohmann::json no_tape = check_in_browser(chromium, request.out, 5, "tape", work);
         CHECK(!no_tape["data"]["sentences"][5].contains("tape"));
-        CHECK(std::string(no_tape["dom"]).find("--tape-sentences N") != std::string::npos);
+        CHECK(no_tape["selftest"]["tape_groups"] == 0);
+        CHECK(std::string(no_tape["dom"])
+                  .find("The tape is in this file for the first 3 sentences") != std::string::npos);
 
         // --input: the hostile line, an empty line, a 200-character line, a plain date.
         write_file(work + "/input.txt",
@@ -284,10 +286,11 @@ TEST_CASE("explore files open in headless Chromium: views drawn, no error, hosti
                 CHECK(std::string(sal["dom"]).find("saliency only, nothing to compare it with") !=
                       std::string::npos);
             check_in_browser(chromium, request.out, 0, "gradients", work);
-            // without attention the tape has one route to the first embedding, and says so
+            // without attention the tape has one route to the first embedding only
             const nlohmann::json tape = check_in_browser(chromium, request.out, 1, "tape", work);
-            CHECK((std::string(tape["dom"]).find("No path through attention") !=
-                   std::string::npos) == (std::string(attention) == "none"));
+            CHECK((tape["selftest"]["tape_path_nodes"][0] == 0) ==
+                  (std::string(attention) == "none"));
+            CHECK(tape["selftest"]["tape_path_nodes"][1] > 0);
         }
     }
     fs::remove_all(work);
