@@ -60,7 +60,8 @@ options (defaults: the run's config, section "decode"):
   --ig-sentences N    integrated gradients in the saliency view for the first N sentences
                       (default 3; they cost K times the other saliency methods)
   --ig-steps K        their steps (default 32)
-  --tape-sentences N  the tape view for the first N sentences (default 3; 0 = none)
+  --tape-sentences N  the tape view for the first N sentences (default 3, at most the
+                      --gradient-sentences; 0 = none)
   --no-gradients      leave out the saliency and gradient-flow views (faster, smaller)
   --out FILE.html     where to write it (default RUN_DIR/explore.html), atomically
 )";

@@ -17,7 +17,7 @@ document.head.append(el("style", {}, `
   .path-att.path-rec { box-shadow: inset 4px 0 0 #2b7bb9, inset -4px 0 0 #e67e22; }
   .mark { display: inline-block; font-size: 11px; padding: 0 5px; border-radius: 8px; margin-left: 4px; color: #fff; }
   .mark.att { background: #2b7bb9; } .mark.rec { background: #e67e22; }
-  #tape-details pre { white-space: pre; font-size: 11.5px; }
+  #tape-details pre { white-space: pre-wrap; font-size: 11.5px; }
 `));
 
 function tapeGroupLabel(s, tape, g) {
