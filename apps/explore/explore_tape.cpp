@@ -126,6 +126,52 @@ json paths_json(const std::vector<std::vector<int>>& inputs, const std::vector<G
     return out;
 }
 
+// A node's group: "loss" for the root, "parameters" for the leaves, else its TapeScope label.
+GroupKey group_key(const Node& node, bool root, const TapeRecording& recording) {
+    if (root) return {"loss", -1};
+    if (node.is_leaf) return {"parameters", -1};
+    const TapeLabel label = recording.label(node);
+    return label.module ? GroupKey{label.module, label.step} : GroupKey{"other", -1};
+}
+
+// The groups (in order of first appearance) as a list in the order of the model's computation,
+// whatever the order backward visits; `column` gets each node's index into that list.
+json sorted_groups(const std::vector<GroupKey>& groups, const std::vector<int>& group_of,
+                   json& column) {
+    std::vector<int> sorted(groups.size()), position(groups.size());
+    for (size_t g = 0; g < groups.size(); ++g) sorted[g] = int(g);
+    std::sort(sorted.begin(), sorted.end(), [&](int a, int b) {
+        return computation_order(groups[size_t(a)]) < computation_order(groups[size_t(b)]);
+    });
+    json list = json::array();
+    for (size_t k = 0; k < sorted.size(); ++k) {
+        const GroupKey& key = groups[size_t(sorted[k])];
+        position[size_t(sorted[k])] = int(k);
+        list.push_back({{"module", key.module}, {"step", key.step}});
+    }
+    column = json::array();
+    for (int g : group_of) column.push_back(position[size_t(g)]);
+    return list;
+}
+
+// The teacher-forced loss of `batch`, its ops labelled by the model's TapeScopes (and the
+// encoder's by "encoder", the output's by "output").
+Tensor record_loss(const Seq2Seq& model, const Batch& batch, EncodedSource& encoded) {
+    {
+        TapeScope scope("encoder");
+        encoded = model.encode(batch);
+    }
+    TapeScope scope("output");
+    return model.forward_loss(batch, encoded, /*teacher_forcing=*/1, /*label_smoothing=*/0).loss;
+}
+
+// ‖.grad‖ after backward (kept: retains_grad); 0 when no gradient reached the node; null when a
+// fast kernel held it on the node's extension instead (a shared_over_steps view).
+json gradient_norm(const Node& node, bool held_by_kernel) {
+    if (node.grad.size() > 0) return significant(norm(node.grad.data(), node.numel()));
+    return held_by_kernel ? json(nullptr) : json(0);
+}
+
 }  // namespace
 
 json tape_json(const Seq2Seq& model, const Batch& batch) {
@@ -135,19 +181,9 @@ json tape_json(const Seq2Seq& model, const Batch& batch) {
     const std::vector<std::pair<std::string, Tensor>> parameters = model.named_parameters();
     for (auto [name, p] : parameters) p.zero_grad();
 
-    // The forward pass, its ops labelled by the model's TapeScopes.
     TapeRecording recording;
     EncodedSource encoded;
-    LossOutput result;
-    {
-        TapeScope scope("encoder");
-        encoded = model.encode(batch);
-    }
-    {
-        TapeScope scope("output");
-        result = model.forward_loss(batch, encoded, /*teacher_forcing=*/1, /*label_smoothing=*/0);
-    }
-    Tensor loss = result.loss;
+    Tensor loss = record_loss(model, batch, encoded);
     const std::vector<NodePtr> order = recorded_graph(loss);  // the engine's own traversal
 
     std::unordered_map<const Node*, int> index;
@@ -166,15 +202,7 @@ json tape_json(const Seq2Seq& model, const Batch& batch) {
     std::vector<bool> held_by_kernel(order.size(), false);
     for (size_t i = 0; i < order.size(); ++i) {
         Node& node = *order[i];
-        GroupKey key{"other", -1};
-        if (i + 1 == order.size()) {
-            key = {"loss", -1};
-        } else if (node.is_leaf) {
-            key = {"parameters", -1};
-        } else {
-            const TapeLabel label = recording.label(node);
-            if (label.module) key = {label.module, label.step};
-        }
+        const GroupKey key = group_key(node, i + 1 == order.size(), recording);
         auto [g, added] = group_index.emplace(key, int(groups.size()));
         if (added) groups.push_back(key);
         group_of[i] = g->second;
@@ -203,29 +231,12 @@ json tape_json(const Seq2Seq& model, const Batch& batch) {
 
     loss.backward();
     json grad = json::array();
-    for (size_t i = 0; i < order.size(); ++i) {
-        const Node& node = *order[i];
-        if (node.grad.size() > 0)
-            grad.push_back(significant(norm(node.grad.data(), node.numel())));
-        else
-            grad.push_back(held_by_kernel[i] ? json(nullptr) : json(0));  // none reached it
-    }
+    for (size_t i = 0; i < order.size(); ++i)
+        grad.push_back(gradient_norm(*order[i], held_by_kernel[i]));
     for (auto [name, p] : parameters) p.zero_grad();
 
-    // The groups in the order of the model's computation, whatever the order backward visits
-    std::vector<int> sorted(groups.size()), position(groups.size());
-    for (size_t g = 0; g < groups.size(); ++g) sorted[g] = int(g);
-    std::sort(sorted.begin(), sorted.end(), [&](int a, int b) {
-        return computation_order(groups[size_t(a)]) < computation_order(groups[size_t(b)]);
-    });
-    json group_list = json::array();
-    for (size_t k = 0; k < sorted.size(); ++k) {
-        const GroupKey& key = groups[size_t(sorted[k])];
-        position[size_t(sorted[k])] = int(k);
-        group_list.push_back({{"module", key.module}, {"step", key.step}});
-    }
-    json group = json::array();
-    for (int g : group_of) group.push_back(position[size_t(g)]);
+    json group;
+    const json group_list = sorted_groups(groups, group_of, group);
     auto find = [&](const Tensor& t) {
         const auto it = t.defined() ? index.find(&t.node()) : index.end();
         return it == index.end() ? -1 : it->second;
