@@ -371,6 +371,7 @@ json meta_json(const LoadedRun& run, const std::string& run_dir, const ExploreIn
     return {{"run_dir", run_dir},
             {"checkpoint", run.checkpoint_path},
             {"task", run.task.is_dates() ? std::string("dates") : run.config.data.task},
+            {"model", run.config.model.kind},
             {"tokenizer", run.config.data.tokenizer},
             {"attention", run.config.model.attention},
             {"hidden_size", run.config.model.hidden_size},
