@@ -122,25 +122,6 @@ void check_options(const ExploreRequest& request) {
             request.other_runs.size() + 1));
 }
 
-// The sentences to decode for `run`: --input, --test, or the run's own test split.
-ExploreInput read_input(const ExploreRequest& request, const LoadedRun& run) {
-    ExploreInput input;
-    if (!request.input.empty()) {
-        input.sources = read_sources(request.input);
-        input.origin = request.input;
-    } else {
-        std::vector<std::string> test_argv;
-        if (!request.test.empty()) test_argv = {"--test", request.test};
-        Args test_args(test_argv, {"test"}, {});
-        for (const SentencePair& p : load_test_set(test_args, run.config, input.origin)) {
-            input.sources.push_back(p.source);
-            input.references.push_back(p.target);
-        }
-    }
-    input.available = input.sources.size();
-    if (input.sources.empty()) throw Error(fmt::format("{}: no sentences", input.origin));
-    return input;
-}
 
 // The decode settings of `run` (its config's, overridden by the options).
 ExploreOptions explore_options(const ExploreRequest& request, const LoadedRun& run) {
@@ -166,6 +147,25 @@ ExploreOptions explore_options(const ExploreRequest& request, const LoadedRun& r
 
 }  // namespace
 
+ExploreInput read_explore_input(const ExploreRequest& request, const Config& config) {
+    ExploreInput input;
+    if (!request.input.empty()) {
+        input.sources = read_sources(request.input);
+        input.origin = request.input;
+    } else {
+        std::vector<std::string> test_argv;
+        if (!request.test.empty()) test_argv = {"--test", request.test};
+        Args test_args(test_argv, {"test"}, {});
+        for (const SentencePair& p : load_test_set(test_args, config, input.origin)) {
+            input.sources.push_back(p.source);
+            input.references.push_back(p.target);
+        }
+    }
+    input.available = input.sources.size();
+    if (input.sources.empty()) throw Error(fmt::format("{}: no sentences", input.origin));
+    return input;
+}
+
 ExploreReport run_explore(const ExploreRequest& request) {
     check_options(request);
     const std::string out = request.out.empty() ? request.run_dir + "/explore.html" : request.out;
@@ -181,7 +181,7 @@ ExploreReport run_explore(const ExploreRequest& request) {
     std::vector<ExploreOptions> options;
     for (const std::string& run_dir : run_dirs) {
         runs.push_back(load_run_from_args(checkpoint_args, run_dir));
-        inputs.push_back(read_input(request, runs.back()));
+        inputs.push_back(read_explore_input(request, runs.back().config));
         options.push_back(explore_options(request, runs.back()));
         if (inputs.size() > 1) check_same_test_set(run_dirs[0], inputs[0], run_dir, inputs.back());
     }

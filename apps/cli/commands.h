@@ -30,6 +30,7 @@ int cmd_plot(const Argv& args);
 int cmd_exercises(const Argv& args);
 
 // explore: what to show (0 = the default for beam and nbest, NaN alpha = the run's).
+struct ExploreInput;  // apps/explore/explore_data.h
 struct ExploreRequest {
     std::string run_dir, out, test, input, checkpoint = "best";
     // further runs shown side by side with run_dir (the same test sentences through each; --out
@@ -52,6 +53,9 @@ struct ExploreReport {
 // naming the option, path or file on bad input, and naming both runs and the first differing
 // line when the runs compared do not share a test set.
 ExploreReport run_explore(const ExploreRequest& request);
+// explore: the sentences a run decodes: --input, --test (read as the run's config reads its test
+// set), or the run's own test split; without --limit applied. Throws Error when there are none.
+ExploreInput read_explore_input(const ExploreRequest& request, const Config& config);
 int cmd_bpe(const Argv& args);
 
 // translate: the lines of `in`, without line ends; throws naming `name` and the 1-based line
