@@ -436,6 +436,26 @@ TEST_CASE(
         CHECK(dom.find("\u0394 BLEU B\u2212A") != std::string::npos);
     }
 
+    // An RNN beside a Transformer: other model kinds, the same sentences.
+    Config transformer = tiny_config(work + "/transformer", "dates", "bahdanau");
+    transformer.model.kind = "transformer";
+    transformer.model.d_model = 16;
+    transformer.model.heads = 2;
+    transformer.model.ff_size = 32;
+    transformer.model.encoder_layers = transformer.model.decoder_layers = 1;
+    train(transformer, quiet);
+    ExploreRequest kinds = quiet_request(a.output.run_dir, work + "/kinds.html", 4);
+    kinds.other_runs = {transformer.output.run_dir};
+    run_explore(kinds);
+    {
+        std::string dom;
+        const nlohmann::json t =
+            open_in_browser(chromium, kinds.out, "sentence=1&view=tree", work, dom);
+        CHECK(t["runs"][1] == transformer.output.run_dir);
+        CHECK(t["run_tree_nodes"][1] > 1);
+        CHECK(t["run_heat_cells"][1] > 0);
+    }
+
     // A hostile line through both runs stays text in the corpus and in both columns.
     write_file(work + "/input.txt", kHostile + "\n2001-03-03\n");
     request.input = work + "/input.txt";
