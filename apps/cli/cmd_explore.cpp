@@ -122,7 +122,6 @@ void check_options(const ExploreRequest& request) {
             request.other_runs.size() + 1));
 }
 
-
 // The decode settings of `run` (its config's, overridden by the options).
 ExploreOptions explore_options(const ExploreRequest& request, const LoadedRun& run) {
     ExploreOptions options;
