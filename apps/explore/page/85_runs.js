@@ -22,7 +22,8 @@ function eachRun(draw) {
   activateRun(0);
   scrollTree = () => new Set(scrolls).forEach(f => f());
 }
-const runKind = m => `${m.model ?? "rnn"}${m.attention && m.attention !== "none" ? ", " + m.attention + " attention" : ", no attention"}, ${m.tokenizer}-level`;
+const runKind = m => m.model === "transformer" ? `Transformer, ${m.tokenizer}-level`
+  : `${(m.model ?? "rnn").toUpperCase()} encoder-decoder, ${m.attention === "none" ? "no" : m.attention} attention, ${m.tokenizer}-level`;
 function runLabel(k) {
   const m = RUNS[k].meta;
   return el("div", { class: "run-name" }, el("b", {}, `${runLetter(k)}: `), el("span", { class: "text" }, m.run_dir), el("span", { class: "muted" }, ` (${runKind(m)})`));
