@@ -99,7 +99,10 @@ function readHash() {
   if (p.has("hyp")) state.hyp = parseInt(p.get("hyp"), 10) || 0;
   if (p.has("words")) state.words = p.get("words") === "1";
   if (p.has("method")) state.method = p.get("method");
-  if (p.has("sort")) state.sort = [Math.abs(parseInt(p.get("sort"), 10) || 0), p.get("sort").startsWith("-") ? -1 : 1];
+  if (p.has("sort")) {  // the corpus table's column (from 0), "-" for descending
+    const last = (RUNS.length > 1 ? runsColumns() : COLUMNS).length - 1;
+    state.sort = [Math.min(last, Math.abs(parseInt(p.get("sort"), 10) || 0)), p.get("sort").startsWith("-") ? -1 : 1];
+  }
   if (p.has("zoom")) state.zoom = Math.max(0.25, Math.min(2, parseFloat(p.get("zoom")) || 1));
 }
 function writeHash() {
