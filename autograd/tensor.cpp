@@ -1,12 +1,12 @@
 #include "seqgrad/autograd/tensor.h"
 
-#include "seqgrad/autograd/tape_scope.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cstring>
 #include <unordered_set>
+
+#include "seqgrad/autograd/tape_scope.h"
 
 namespace seqgrad {
 namespace {
