@@ -152,5 +152,30 @@ function transformerSelftest() {
   }
   return { attention_part: state.part, layer: shownLayer(), head: state.head, part_options: count("part-select"),
            layer_options: count("layer-select"), head_options: count("head-select"), head_mean_error: meanError,
-           masked_cells: document.querySelectorAll("#heatmap td.masked").length };
+           masked_cells: document.querySelectorAll("#heatmap td.masked").length,
+           ...(SELFTEST_ALL && state.view === "attention" && !s.empty ? { every_choice: everyChoice() } : {}) };
+}
+// With &selftest=all in the URL (the browser test), every attention, layer and head of the sentence
+// is drawn once, beam #1's, and the test reads what each drew: the pickers' sizes, the cells and
+// the weights shown (row-major, as their titles give them), against the file's data.
+const SELFTEST_ALL = location.hash.includes("selftest=all"), everyChoiceDone = {};
+function everyChoice() {
+  if (everyChoiceDone[state.sentence]) return everyChoiceDone[state.sentence];
+  const saved = { part: state.part, layer: state.layer, head: state.head, hyp: state.hyp, words: state.words }, out = [];
+  Object.assign(state, { hyp: 0, words: false });
+  for (const [part] of PARTS) {
+    state.part = part;
+    for (let layer = 0; layer < layerCount(); layer++)
+      for (const head of ["mean", ...Array.from({ length: META.transformer.heads }, (_, i) => i)]) {
+        Object.assign(state, { layer, head });
+        try { renderAttention(); } catch (e) { problems.push(`renderAttention(${part}, ${layer}, ${head}): ${e.message}`); }
+        const count = id => (document.getElementById(id) || { options: [] }).options.length;
+        out.push({ attention: part, layer, head, layer_options: count("layer-select"), head_options: count("head-select"),
+                   masked: document.querySelectorAll("#heatmap td.masked").length,
+                   shown: [...document.querySelectorAll("#heatmap td.cell")].map(td => parseFloat(td.title.split(": ").pop())) });
+      }
+  }
+  Object.assign(state, saved);
+  renderAttention();
+  return (everyChoiceDone[state.sentence] = out);
 }
