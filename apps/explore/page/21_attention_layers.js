@@ -50,6 +50,8 @@ function transformerMatrix(box, s, h, k, n) {
     p.addEventListener("change", () => { set(p.value); clampLayerHead(); renderAttention(); writeHash(); selftest(); });
     return el("label", {}, label + " ", p);
   };
+  const hypOptions = (document.getElementById("hyp-select") || { options: [] }).options;
+  for (const i of [0, n - 1]) if (hypOptions[i]) hypOptions[i].textContent += "  [every layer and head]";
   const stack = state.part === "encoder" ? "encoder" : "decoder";
   const layers = Array.from({ length: layerCount() }, (_, l) => [l, `${l}${l === layerCount() - 1 ? " (top)" : ""}: transformer.${stack}.layers.${l}`]);
   const heads = [["mean", `mean of the ${tf.heads} heads`], ...Array.from({ length: tf.heads }, (_, i) => [i, `head ${i}`])];
