@@ -41,8 +41,7 @@ json transformer_meta(const LoadedRun& run) {
             {"d_model", m.d_model},
             {"ff_size", m.ff_size},
             {"norm_first", m.norm_first},
-            {"positional", m.positional},
-            {"stored", "every layer and head for beam #1 and greedy"}};
+            {"positional", m.positional}};
 }
 
 void add_transformer_attention(const LoadedRun& run, const std::vector<std::string>& sources,
