@@ -66,14 +66,14 @@ function transformerMatrix(box, s, h, k, n) {
                axes: "rows: output tokens (with <eos>); columns: source tokens (with <eos>)" };
   if (isDefaultChoice()) return out;
   if (state.part !== "encoder" && !stored) {
-    box.append(el("p", { class: "note" }, "Only beam #1 and greedy have every layer and head in the file; this hypothesis shows the top decoder layer's cross-attention averaged over heads."));
+    box.append(el("p", {}, "Only beam #1 and greedy have every layer and head in the file; this hypothesis shows the top decoder layer's cross-attention averaged over heads."));
     return out;
   }
   const l = shownLayer();
   if (state.part === "encoder") {
     const w = chooseHead(s.transformer.encoder[l]);
     return { srcLabels: s.source_tokens, outLabels: s.source_tokens, weights: w, entropy: rowEntropy(w), masked: () => false,
-             axes: "rows: source tokens (queries); columns: source tokens (keys), padding excluded" };
+             axes: "rows: source tokens (queries); columns: source tokens (keys), both with <eos>" };
   }
   const w = chooseHead(stored[state.part][l]);
   if (state.part === "cross") return { ...out, weights: w, entropy: rowEntropy(w), report: undefined };
