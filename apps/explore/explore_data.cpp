@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 
+#include "apps/explore/explore_attention.h"
 #include "apps/studies/attention_report.h"
 #include "seqgrad/autograd/tensor.h"
 #include "seqgrad/data/accuracy.h"
@@ -332,7 +333,10 @@ json add_gradients(const LoadedRun& run, const ExploreInput& input,
     const GradientViewOptions& g = options.gradients;
     if (!g.enabled) return {{"enabled", false}};
     if (run.config.model.kind != "rnn")  // saliency and gradient flow measure RNN models only
-        return {{"enabled", false}};
+        return {{"enabled", false},
+                {"reason",
+                 "Saliency and gradient flow are computed for RNN models only; this is a "
+                 "Transformer run."}};
     size_t integrated = 0, agreeing = 0;
     double argmax_share = 0, spearman = 0;
     std::vector<json> saliency = saliency_json(run, input.sources, beams, g);
@@ -459,6 +463,7 @@ json explore_data(const LoadedRun& run, const std::string& run_dir, const Explor
         greedy_texts.push_back(greedies[i].text);
         beam_texts.push_back(beams[i].text);
     }
+    add_transformer_attention(run, input.sources, beams, greedies, sentences);
     add_what_ifs(run, input.sources, beams, options, beam, sentences, tokens);
     json gradients_meta = add_gradients(run, input, beams, options, sentences);
 
@@ -468,6 +473,8 @@ json explore_data(const LoadedRun& run, const std::string& run_dir, const Explor
     if (gradients_meta.contains("agreement")) corpus["agreement"] = gradients_meta["agreement"];
     json meta = meta_json(run, run_dir, input, options, beam);
     meta["gradients"] = gradients_meta;
+    if (json transformer = transformer_meta(run); !transformer.is_null())
+        meta["transformer"] = std::move(transformer);
     return {{"meta", meta},
             {"corpus", corpus},
             {"sentences", sentences},
