@@ -31,7 +31,12 @@ recurrence. Also reports per-parameter-group gradient norms, the share of satura
 model (fresh models, one per cell × attention kind):
   --cells LIST           recurrent cells: rnn, gru, lstm (default gru)
   --attention LIST       attention kinds (default none,bahdanau,luong_dot,luong_general;
-                         also luong_concat); --models is its older name
+                         also luong_concat, and transformer: a Transformer encoder-decoder
+                         whose h_t is the encoder's output (the memory) and e_t its input;
+                         no recurrence, so no direct/recurrent split); --models is its
+                         older name
+  --heads N --ff-size F --layers K   the transformer's heads (default 4), feed-forward size
+                         (128) and layers per stack (2); its d_model is --hidden
   --embedding E --hidden H --attention-size A     sizes (default 32, 64, 64)
   --seeds N              model initialisations averaged (default 3)
   --seed S               first seed (default 1)
@@ -44,7 +49,8 @@ data:
                          target = the ISO form of the first one (default with a dates run);
                          text: the same with a TSV run's validation sentences;
                          adding, copy_memory: the long-range benchmarks (apps/studies/longrange_tasks.h)
-                         with small sequence models, --lengths are T (default 50,100,200)
+                         with small sequence models, --lengths are T (default 50,100,200);
+                         recurrent models only (not transformer)
   --target-length K      K for copy/reverse (default 5; 0 = the whole source)
   --symbols N            distinct source symbols for copy/reverse (default 20)
   --lengths LIST         source lengths (default 5,10,20,30,40,50,60)
