@@ -50,7 +50,8 @@ data:
                          text: the same with a TSV run's validation sentences;
                          adding, copy_memory: the long-range benchmarks (apps/studies/longrange_tasks.h)
                          with small sequence models, --lengths are T (default 50,100,200);
-                         recurrent models only (not transformer)
+                         transformer there: a causal Transformer of --layers layers and
+                         --heads heads at the same parameter budget (FF 2 x its size)
   --target-length K      K for copy/reverse (default 5; 0 = the whole source)
   --symbols N            distinct source symbols for copy/reverse (default 20)
   --lengths LIST         source lengths (default 5,10,20,30,40,50,60)
@@ -122,8 +123,15 @@ int cmd_gradflow(const Argv& argv) {
             "sentences of a batch and over {} {}; h_1/h_L: its value at the first step over its "
             "value at the last; |dL/de_1|: the same at the first source embedding; tanh>3: share "
             "of saturated units in the attention MLP; H/lnL: attention entropy relative to "
-            "uniform weights.\n",
-            o.batch_size, o.seeds, o.run_dirs.empty() ? "model seeds" : "batches");
+            "uniform weights.{}\n",
+            o.batch_size, o.seeds, o.run_dirs.empty() ? "model seeds" : "batches",
+            std::any_of(report.curves.begin(), report.curves.end(),
+                        [](const FlowCurve& c) { return c.model.rfind("transformer", 0) == 0; })
+                ? " transformer: h_t is the encoder's output at t (the memory, read only by "
+                  "cross-attention, so all of its gradient arrives through cross-attention) and "
+                  "e_t the encoder's input (embedding + position); there is no recurrence, so "
+                  "no direct/recurrent split."
+                : "");
     fmt::print("{:.1f}s; wrote", seconds);
     for (const std::string& path : written) fmt::print(" {}", path);
     fmt::print("\n");

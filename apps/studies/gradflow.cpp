@@ -406,14 +406,6 @@ void check_gradflow_options(const GradflowOptions& o) {
         throw Error(fmt::format(
             "gradflow: --task '{}': expected copy, reverse, dates, text, adding or copy_memory",
             o.task));
-    if (is_long_range_task(o.task) &&
-        std::find(o.models.begin(), o.models.end(), "transformer") != o.models.end())
-        throw Error(fmt::format(
-            "gradflow: --task {} with the transformer: the long-range tasks train small recurrent "
-            "sequence models (one recurrent layer and a head, apps/studies/longrange_model.h) "
-            "and have no Transformer form; study the Transformer with --task copy, reverse, "
-            "dates or text",
-            o.task));
 }
 
 // A fresh Transformer of the options' sizes, initialised with seeds seed, seed+1, ...

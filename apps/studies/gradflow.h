@@ -124,7 +124,10 @@ struct GradflowOptions {
     bool quiet = false;
     int threads = 1;  // BLAS threads
     // the Transformer of "transformer": d_model = model.hidden_size, heads, ff_size and the
-    // depth of both stacks (post-norm, sinusoidal positions, no dropout)
+    // depth of both stacks (post-norm, sinusoidal positions, no dropout). adding / copy_memory:
+    // a causal Transformer of `transformer_layers` layers and `heads` heads whose size (a
+    // multiple of heads, FF 2·size) matches the reference's parameter budget
+    // (apps/studies/longrange_model.h); ff_size is not used there
     int heads = 4, ff_size = 128, transformer_layers = 2;
     GradflowOptions() {
         model.embedding_size = 32;

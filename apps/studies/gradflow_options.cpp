@@ -123,8 +123,11 @@ GradflowOptions parse_gradflow_options(const std::vector<std::string>& argv) {
     o.transformer_layers = args.get_int("layers", o.transformer_layers);
     const bool transformer =
         std::find(o.models.begin(), o.models.end(), "transformer") != o.models.end();
-    if (transformer && (o.heads < 1 || o.ff_size < 1 || o.transformer_layers < 1 ||
-                        o.model.hidden_size % o.heads != 0))
+    // on the long-range tasks the transformer's size is matched to the budget (a multiple of
+    // --heads); otherwise --hidden is its d_model
+    const bool divides =
+        o.heads >= 1 && (is_long_range_task(o.task) || o.model.hidden_size % o.heads == 0);
+    if (transformer && (o.heads < 1 || o.ff_size < 1 || o.transformer_layers < 1 || !divides))
         throw Error(fmt::format(
             "gradflow: the Transformer's --heads {} must divide --hidden {} (its d_model), and "
             "--heads, --ff-size {} and --layers {} must be >= 1",
