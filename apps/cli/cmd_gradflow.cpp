@@ -115,8 +115,13 @@ int cmd_gradflow(const Argv& argv) {
             "\n|dL/dh_t|: norm of the gradient reaching the recurrent state at step t, mean over "
             "the {} sequences of a batch and over {} model seeds; L is T (the input has T steps "
             "for adding, T + 20 for copy_memory); h_1/h_L: the value at the first step over the "
-            "value at the last; |dL/de_1|: the same at the first input x_1.\n",
-            o.batch_size, o.seeds);
+            "value at the last; |dL/de_1|: the same at the first input x_1.{}\n",
+            o.batch_size, o.seeds,
+            std::any_of(report.curves.begin(), report.curves.end(),
+                        [](const FlowCurve& c) { return c.model == "transformer"; })
+                ? " transformer: h_t is the step's representation entering its first layer "
+                  "(W_in x_t + P_t); it has no recurrent state and no direct/recurrent split."
+                : "");
     else
         fmt::print(
             "\n|dL/dh_t|: norm of the gradient reaching encoder state t, mean over the {} "
