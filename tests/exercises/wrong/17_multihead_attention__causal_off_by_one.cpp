@@ -1,5 +1,6 @@
 // expect: off by one
-// A wrong answer to 17_multihead_attention for the grader's tests: the causal mask also hides key i from query i (j ≥ i).
+// A wrong answer to 17_multihead_attention for the grader's tests:
+// the causal mask also hides key i from query i (j ≥ i).
 // Exercise 17: multi-head scaled dot-product attention, with the padding and the causal masks.
 //
 // E = h·d: each of the h heads gets its own d = E / h dims of every position.

@@ -1,5 +1,6 @@
 // expect: mask was applied after the softmax
-// A wrong answer to 17_multihead_attention for the grader's tests: weights × (1 − mask) after the softmax.
+// A wrong answer to 17_multihead_attention for the grader's tests:
+// weights × (1 − mask) after the softmax.
 // Exercise 17: multi-head scaled dot-product attention, with the padding and the causal masks.
 //
 // E = h·d: each of the h heads gets its own d = E / h dims of every position.

@@ -1,5 +1,6 @@
 // expect: not divided by √d
-// A wrong answer to 17_multihead_attention for the grader's tests: the scores are q·k, not divided by √d.
+// A wrong answer to 17_multihead_attention for the grader's tests:
+// the scores are q·k, not divided by √d.
 // Exercise 17: multi-head scaled dot-product attention, with the padding and the causal masks.
 //
 // E = h·d: each of the h heads gets its own d = E / h dims of every position.

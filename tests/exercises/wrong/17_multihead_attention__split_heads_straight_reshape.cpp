@@ -1,5 +1,6 @@
 // expect: straight to \[B,h,T,d\]
-// A wrong answer to 17_multihead_attention for the grader's tests: split_heads reshapes [B,T,E] straight to [B,h,T,d].
+// A wrong answer to 17_multihead_attention for the grader's tests:
+// split_heads reshapes [B,T,E] straight to [B,h,T,d].
 // Exercise 17: multi-head scaled dot-product attention, with the padding and the causal masks.
 //
 // E = h·d: each of the h heads gets its own d = E / h dims of every position.
