@@ -93,6 +93,7 @@ void grade_layer_norm(Grader& g) {
                    [eps](const std::vector<Tensor>& v) {
                        return seqgrad::layer_norm(v[0], v[1], v[2], eps);
                    }};
+        c.output = "y";
         const std::vector<double> dy = values(upstream_gradient(lc.x.shape()));
         auto slip = [&](LayerNormSlip s) { return layer_norm_by_hand(lc.x, w, b, lc.eps, dy, s); };
         c.forward_context.alternatives = {
@@ -167,6 +168,7 @@ void grade_heads(Grader& g, Rng& rng) {
                    [h, d](const std::vector<Tensor>& v) {
                        return transpose(reshape(v[0], {v[0].size(0), v[0].size(1), h, d}), 1, 2);
                    }};
+    split.output = "heads [B,h,T,d]";
     Tensor x = split.inputs[0].detach();
     split.forward_context.alternatives = {
         {fmt::format("reshaped [B,T,E] straight to [B,h,T,d]: head i must take dims i·d .. "
@@ -183,6 +185,7 @@ void grade_heads(Grader& g, Rng& rng) {
                    [E](const std::vector<Tensor>& v) {
                        return reshape(transpose(v[0], 1, 2), {v[0].size(0), v[0].size(2), E});
                    }};
+    merge.output = "merged [B,T,E]";
     merge.forward_context.alternatives = {
         {"reshaped [B,h,T,d] straight to [B,T,E]: transpose(1, 2) back to [B,T,h,d] first, "
          "then reshape",
@@ -338,6 +341,7 @@ void grade_attention_values(Grader& g, Rng& rng) {
             [mask, causal](const std::vector<Tensor>& v) {
                 return seqgrad::scaled_dot_product_attention(v[0], v[1], v[2], mask, causal).output;
             }};
+        c.output = "o [B,h,T,dv]";
         // the slips, from the composed twin on rescaled queries (s = q kᵀ · scale)
         std::vector<Tensor> dq = {c.inputs[0].detach(), c.inputs[1].detach(), c.inputs[2].detach()};
         auto scaled_by = [&](double factor) {
@@ -405,6 +409,7 @@ void grade_multihead(Grader& g, Rng& rng) {
                [mha, mask](const std::vector<Tensor>& v) {
                    return mha->forward(v[0], v[0], v[0], mask, true).output;
                }};
+    c.output = "output [B,T,E]";
     check_gradients(g, c);
 }
 

@@ -143,7 +143,7 @@ void check_gradients(Grader& g, const GradCase& c) {
             return fmt::format("shape {}, expected {}", got.shape().str(), want.shape().str());
         CompareContext context = c.forward_context;
         context.shape = dims(want);
-        return compare("value", values(got), values(want), context);
+        return compare(c.output, values(got), values(want), context);
     });
     g.check(c.label + ": backward vs seqgrad", [&]() -> std::string {
         for (Tensor t : c.inputs) t.zero_grad();

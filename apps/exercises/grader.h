@@ -92,6 +92,7 @@ struct GradCase {
     std::vector<Tensor> inputs;      // leaves; those requiring grad are checked
     std::vector<std::string> names;  // one per input, for the messages
     TensorFn learner, reference;
+    std::string output = "value";    // the result's name in messages, e.g. "o [B,h,T,dv]"
     CompareContext forward_context;  // shape and alternatives for the forward
     // Per input: alternatives and masks for its gradient (optional; shape filled in).
     std::vector<CompareContext> grad_contexts;
