@@ -263,13 +263,14 @@ def bench_train(args):
     flops_per_step = statistics.mean(useful_flops(cfg, b) for b in pool)
     model.train()
     n_warm = warmup(lambda i: train_step(model, opt, params, pool[i % len(pool)]), args)
-    times, i = [], n_warm
+    times, cpu, i = [], [], n_warm
     t_start = time.perf_counter()
     while True:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         train_step(model, opt, params, pool[i % len(pool)])
         t1 = time.perf_counter()
         times.append(t1 - t0)
+        cpu.append(time.process_time() - c0)
         i += 1
         if t1 - t_start >= args.seconds and len(times) >= 5:
             break
@@ -282,6 +283,7 @@ def bench_train(args):
               parameters=sum(p.numel() for p in params),
               steps=len(times), peak_rss_mb=round(peak_rss_mb(), 1),
               ms_per_step_mean=round(statistics.mean(times) * 1e3, 4),
+              cpu_ms_per_step=round(statistics.median(cpu) * 1e3, 4),
               tokens_per_step=tokens_per_step, warmup_steps=n_warm,
               torch_version=torch.__version__))
 
