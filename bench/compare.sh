@@ -169,6 +169,8 @@ train_pair() {  # train_pair SECTION CONFIG THREADS ROUND [--ours-only]
   # the tutorial models (t, g) have their own cells; --cell is for configs a..e
   local cell_args=(--cell "$cell") torch_args=("$torch_py" --cell "$cell")
   if [[ $c == t || $c == g ]]; then cell_args=(); torch_args=("$torch_tutorials_py"); fi
+  # g's steps are long (batch 128): 3 warm-up steps on both sides instead of 10
+  if [[ $c == g ]]; then cell_args+=(--warmup-steps 3); torch_args+=(--warmup-steps 3); fi
   if [[ -x "$ours_train" ]]; then run "$section" "$n" "train $c round $r seqgrad" \
     "$ours_train" --config "$c" "${cell_args[@]}" --threads "$n" --seconds "$seconds"; fi
   if [[ $have_torch -eq 1 && -z "$ours_only" ]]; then run "$section" "$n" "train $c round $r torch" \

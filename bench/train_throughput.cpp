@@ -6,6 +6,7 @@
 // usage: train_throughput --config a|b|c|d|e|t|g [--cell gru|lstm|rnn] [--threads N] [--seconds S]
 //                         [--batch B] [--target-len L]   (fixed target length, for the
 //                         cost-growth table)
+//                         [--warmup-steps N]   untimed steps first (default 10)
 //                         [--ladder-off NAME,...]   the model-level rungs of the performance
 //                         ladder to undo (bench/ladder_model.h: fused_loss, real_tokens,
 //                         one_projection, cached_keys, sort_by_length); one thread of our own;
@@ -32,7 +33,7 @@ using namespace seqgrad;
 int main(int argc, char** argv) {
     Args args(std::vector<std::string>(argv + 1, argv + argc),
               {"config", "cell", "threads", "seconds", "batch", "target-len", "seed", "parallel",
-               "ladder-off"},
+               "ladder-off", "warmup-steps"},
               {});
     bench::BenchConfig c = bench::bench_config(args.get("config", "a"));
     c.cell = args.get("cell", "gru");
@@ -108,8 +109,8 @@ int main(int argc, char** argv) {
         flops += bench::training_flops(c, batch);
         ++steps;
     };
-    // warm-up (3 s or 10 steps), then time
-    bench::time_it(step, 0, 0, 10);
+    // warm-up (--warmup-steps, default 10), then time
+    bench::time_it(step, 0, 0, args.get_int("warmup-steps", 10));
     BufferPoolStats before = buffer_pool_stats();
     tokens = 0;
     steps = 0;
