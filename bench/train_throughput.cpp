@@ -9,8 +9,9 @@
 //                         [--warmup-steps N]   untimed steps first (default 10)
 //                         [--ladder-off NAME,...]   the model-level rungs of the performance
 //                         ladder to undo (bench/ladder_model.h: fused_loss, real_tokens,
-//                         one_projection, cached_keys, sort_by_length); one thread of our own;
-//                         Seq2Seq configs only
+//                         one_projection, cached_keys, sort_by_length; config t:
+//                         bench/ladder_transformer.h: fused_attention, fused_layer_norm,
+//                         fused_loss); one thread of our own
 #include <fmt/format.h>
 #include <chrono>
 
@@ -19,6 +20,7 @@
 #include "apps/cli/args.h"
 #include "bench_util.h"
 #include "ladder_model.h"
+#include "ladder_transformer.h"
 #include "seqgrad/autograd/kernels/gemm.h"
 #include "seqgrad/autograd/kernels/parallel.h"
 #include "seqgrad/models/model/seq2seq.h"
@@ -51,11 +53,14 @@ int main(int argc, char** argv) {
                                  "'");
     const bool data_parallel = parallel_mode == "data" && threads > 1;
     const std::string ladder_off = args.get("ladder-off", "");
-    const bench::LadderOptions ladder = bench::parse_ladder_off(ladder_off);
-    if (data_parallel && !ladder.all_on())
+    const bool transformer = c.kind == "transformer";
+    // the Seq2Seq rungs (bench/ladder_model.h) or the Transformer's (bench/ladder_transformer.h)
+    const bench::LadderOptions ladder =
+        bench::parse_ladder_off(transformer ? std::string() : ladder_off);
+    const bench::TransformerLadderOptions transformer_ladder =
+        bench::parse_transformer_ladder_off(transformer ? ladder_off : std::string());
+    if (data_parallel && !ladder_off.empty())
         throw std::runtime_error("--ladder-off runs one thread of our own (--parallel blas)");
-    if (c.kind != "rnn" && !ladder.all_on())
-        throw std::runtime_error("--ladder-off: the ladder's model rungs are Seq2Seq's");
     set_blas_threads(threads);
     set_num_threads(threads);
 
@@ -65,6 +70,8 @@ int main(int argc, char** argv) {
     std::unique_ptr<bench::LadderModel> ladder_model;
     if (auto* seq2seq = dynamic_cast<Seq2Seq*>(model.get()))
         ladder_model = std::make_unique<bench::LadderModel>(*seq2seq, ladder);
+    auto* transformer_model = dynamic_cast<Transformer*>(model.get());
+    if (transformer_model) bench::set_transformer_ladder(*transformer_model, transformer_ladder);
     AdamOptions o;
     o.lr = 1e-3;
     Adam adam(model->named_parameters(), o);
@@ -96,9 +103,11 @@ int main(int argc, char** argv) {
         if (data_parallel) {
             parallel->forward_backward(*model, batch, 1.0, 0.0, rng);
         } else {
-            LossOutput out =
-                ladder_model ? ladder_model->forward_loss(batch) : model->forward_loss(batch);
-            out.loss.backward();
+            Tensor loss = ladder_model        ? ladder_model->forward_loss(batch).loss
+                          : transformer_model ? bench::transformer_ladder_loss(
+                                                    *transformer_model, batch, transformer_ladder)
+                                              : model->forward_loss(batch).loss;
+            loss.backward();
         }
         phase_seconds[0] += lap(since);
         const double scale = clip_grad_norm_factor(params, 1.0).scale;
