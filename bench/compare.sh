@@ -148,7 +148,8 @@ run() {
     echo "compare.sh: [$label] exited with $rc (stderr tail below)" >&2
     tail -n 5 "$logfile" >&2
   fi
-  printf '%s\n' "$out" | CMP_SECTION="$section" "$py" -c '
+  # the 1-minute load average as the measurement ends, kept with its JSON line
+  printf '%s\n' "$out" | CMP_SECTION="$section" CMP_LOAD1="$(cut -d' ' -f1 /proc/loadavg)" "$py" -c '
 import json, os, sys
 for line in sys.stdin:
     line = line.strip()
@@ -160,6 +161,7 @@ for line in sys.stdin:
         continue
     if isinstance(d, dict) and "impl" in d:
         d["section"] = os.environ["CMP_SECTION"]
+        d["load1"] = float(os.environ["CMP_LOAD1"])
         print(json.dumps(d, separators=(",", ":")))
 ' >>"$rawfile"
 }
@@ -359,6 +361,10 @@ if train:
               f"| {times(rt)} | {verdict(rt, tgt) if tgt else '-'} | {fmt(o_gf, 2)} | {fmt(t_gf, 2)} "
               f"| {fmt(o_rss)} | {fmt(t_rss)} | {fmt(rr, 2)} | {verdict(rr, 0.5, higher=False)} |")
     print()
+    loads = [r["load1"] for r in pick("train") if isinstance(r.get("load1"), (int, float))]
+    if loads:
+        print(f"1-minute load average as each training run ended: {min(loads):.1f}..{max(loads):.1f}"
+              f" (median {statistics.median(loads):.1f})  ")
     for c in sorted({c for c, _ in train}):
         o_p = [r.get("parameters") for r in pick("train", "seqgrad", bench="train", config=c)]
         t_p = [r.get("parameters") for r in pick("train", "torch", bench="train", config=c)]
@@ -398,6 +404,10 @@ for dcfg in sorted({r["config"] for r in pick("decode") if r.get("bench") == "de
               f"| {verdict(r, 3.0) if mode == 'beam5' else '-'} | {fmt(o_rss)} | {fmt(t_rss)} "
               f"| {fmt(rr, 2)} | {verdict(rr, 0.5, higher=False)} |")
     print()
+    loads = [r["load1"] for r in pick("decode", config=dcfg) if isinstance(r.get("load1"), (int, float))]
+    if loads:
+        print(f"1-minute load average as each decoding run ended: {min(loads):.1f}..{max(loads):.1f}"
+              f" (median {statistics.median(loads):.1f})  ")
     print("beam5 = beam width 5, length penalty score/len^0.6 on finished hypotheses; "
           "sent/s = source sentences decoded per second. The torch baselines decode beam 5 "
           "at batch 1 only (n/a at larger batches).\n")
