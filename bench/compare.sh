@@ -361,6 +361,15 @@ if train:
               f"| {times(rt)} | {verdict(rt, tgt) if tgt else '-'} | {fmt(o_gf, 2)} | {fmt(t_gf, 2)} "
               f"| {fmt(o_rss)} | {fmt(t_rss)} | {fmt(rr, 2)} | {verdict(rr, 0.5, higher=False)} |")
     print()
+    # CPU time per step (the process's, all threads): on a loaded machine the time spent
+    # waiting for a core is in the wall time but mostly not in the CPU time
+    for c, n in train:
+        m = dict(bench="train", config=c, threads=n)
+        o_cpu = med("train", "seqgrad", "cpu_ms_per_step", **m)
+        t_cpu = med("train", "torch", "cpu_ms_per_step", **m)
+        if o_cpu is not None and t_cpu is not None:
+            print(f"CPU ms/step of ({c}) at {n} thread(s), median: seqgrad {fmt(o_cpu, 1)}, torch "
+                  f"{fmt(t_cpu, 1)}: torch / seqgrad {times(ratio(t_cpu, o_cpu))}  ")
     loads = [r["load1"] for r in pick("train") if isinstance(r.get("load1"), (int, float))]
     if loads:
         print(f"1-minute load average as each training run ended: {min(loads):.1f}..{max(loads):.1f}"
@@ -446,6 +455,11 @@ if summ or ours_rows:
     print(f"| sgemm roofline = FLOP-weighted GFLOP/s of ({rc})'s GEMM mix | {fmt(w, 2)} |")
     print(f"| ms sgemm alone needs for the step's useful GEMM work | {fmt(s.get('sgemm_ms_per_step'), 1)} |")
     met = "" if eff is None else (" (target >= 75%: " + ("met" if eff >= 0.75 else "**not met**") + ")")
+    cpu_rows = [r["cpu_ms_per_step"] for r in ours_rows if isinstance(r.get("cpu_ms_per_step"), (int, float))]
+    if cpu_rows and s.get("useful_gflop_per_step") and w:
+        cpu_gf = s["useful_gflop_per_step"] / (statistics.median(cpu_rows) / 1e3)
+        print(f"| the same by CPU time (useful GFLOP per CPU second of the step: "
+              f"{fmt(cpu_gf, 2)}) / roofline | {fmt(100 * cpu_gf / w)}% |")
     print(f"| **efficiency = useful GFLOP/s / roofline** | **{fmt(None if eff is None else 100 * eff)}%**{met} |")
     print(f"| for reference: best single shape of the mix, GFLOP/s | {fmt(best, 2)} "
           f"(efficiency against it {fmt(None if ratio(ours_gf, best) is None else 100 * ratio(ours_gf, best))}%) |")
