@@ -373,6 +373,7 @@ json meta_json(const LoadedRun& run, const std::string& run_dir, const ExploreIn
             {"task", run.task.is_dates() ? std::string("dates") : run.config.data.task},
             {"tokenizer", run.config.data.tokenizer},
             {"attention", run.config.model.attention},
+            {"coverage", run.config.model.coverage},
             {"hidden_size", run.config.model.hidden_size},
             {"origin", input.origin},
             {"sentences", input.sources.size()},

@@ -14,6 +14,7 @@
 #include "seqgrad/autograd/kernels/gemm.h"
 #include "seqgrad/autograd/kernels/parallel.h"
 #include "seqgrad/data/file_io.h"
+#include "seqgrad/models/model/seq2seq.h"
 #include "seqgrad/models/model/translation_model.h"
 #include "seqgrad/models/run/task.h"
 #include "seqgrad/models/training/checkpoint.h"
@@ -97,6 +98,8 @@ class Run {
         prepare_task_and_run_dir();
         model_ =
             make_model(config.model, task_.source_vocab.size(), task_.target_vocab.size(), rng_);
+        if (auto* seq2seq = dynamic_cast<Seq2Seq*>(model_.get()))  // See et al.'s λ (training)
+            seq2seq->coverage_loss = config.train.coverage_loss;
         optimizer_ = make_optimizer(config.train, *model_);
         schedule_ = make_schedule(config.train);
         make_batchers();
