@@ -17,6 +17,7 @@
 #include "seqgrad/models/model/seq2seq.h"
 #include "seqgrad/models/run/config.h"
 #include "seqgrad/models/training/checkpoint.h"
+#include "seqgrad/models/training/data_parallel.h"
 #include "temp_dir.h"
 #include "test_util.h"
 
@@ -301,6 +302,86 @@ TEST_CASE("coverage loss: a whole model's gradient checks in double (learned, Ba
             if (name.find("decoder.attention") == 0 || name.find("decoder.cell") == 0)
                 inputs.push_back(p);
         expect_gradcheck([&](auto&) { return model.forward_loss(batch).loss; }, inputs);
+    }
+}
+
+namespace {
+
+std::vector<double> gradients_of(const Module& model) {
+    std::vector<double> g;
+    for (const Tensor& p : model.parameters())
+        for (real x : p.grad().to_vector()) g.push_back(double(x));
+    return g;
+}
+
+double max_difference(const std::vector<double>& a, const std::vector<double>& b) {
+    REQUIRE(a.size() == b.size());
+    double worst = 0;
+    for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::fabs(a[i] - b[i]));
+    return worst;
+}
+
+}  // namespace
+
+TEST_CASE("coverage loss: unsorted rows, sorted rows and 1, 2, 3 threads give one loss") {
+    const Batch batch = testing::mixed_length_batch(3);
+    REQUIRE(!is_sorted_by_target_length(batch));
+    ModelConfig c = testing::small_model_config("bahdanau");
+    c.coverage = "learned";
+    Rng rng(18);
+    Seq2Seq model(c, 13, 13, rng);
+    model.coverage_loss = 0.7;
+    // unsorted: rows past their end run on with PAD targets, which the loss must not count
+    LossOutput unsorted = model.forward_loss(batch, model.encode(batch));
+    unsorted.loss.backward();
+    const std::vector<double> g = gradients_of(model);
+    model.zero_grad();
+    LossOutput sorted = model.forward_loss(batch);
+    sorted.loss.backward();
+    CHECK(std::fabs(double(sorted.loss.item()) - double(unsorted.loss.item())) < 1e-12);
+    CHECK(max_difference(gradients_of(model), g) < 1e-12);
+    for (int threads : {1, 2, 3}) {  // each shard's coverage loss weighs n_k / N, as its CE
+        CAPTURE(threads);
+        model.zero_grad();
+        DataParallel parallel(threads);
+        Rng shard_seeds(5);
+        LossOutput out = parallel.forward_backward(model, batch, 1.0, 0.0, shard_seeds);
+        CHECK(std::fabs(double(out.loss.item()) - double(sorted.loss.item())) < 1e-12);
+        CHECK(max_difference(gradients_of(model), g) < 1e-12);
+    }
+}
+
+TEST_CASE("coverage: a forced prefix builds c up like any other step") {
+    const Batch batch = testing::mixed_length_batch(19);
+    ModelConfig c = testing::small_model_config("luong_concat");
+    c.coverage = "subtract";
+    c.coverage_weight = 2;
+    Rng rng(20);
+    Seq2Seq model(c, 13, 13, rng);
+    model.eval();
+    NoGradGuard no_grad;
+    DecodeOptions options;
+    options.beam_size = 3;
+    options.max_length = 6;
+    options.length_penalty = DecodeOptions::none;
+    const DecoderState initial = model.initial_state(model.encode(batch));
+    BeamSearchExtras extras;
+    extras.forced_prefixes.assign(size_t(batch.batch_size), {7, 8});
+    auto results = beam_search(model, initial, options, {}, extras);
+    for (int32_t b = 0; b < int32_t(results.size()); ++b) {
+        const Hypothesis& best = results[size_t(b)][0];
+        REQUIRE(best.tokens.size() >= 2);
+        CHECK(best.tokens[0] == 7);
+        CHECK(best.tokens[1] == 8);
+        DecoderState row = select_rows(initial, {b});
+        int32_t previous = Vocab::SOS;
+        double log_prob = 0;
+        for (int32_t token : best.tokens) {
+            StepResult step = model.step({previous}, row);
+            log_prob += double(step.log_probs.data()[token]);
+            previous = token;
+        }
+        CHECK(log_prob == doctest::Approx(best.log_prob).epsilon(1e-9));
     }
 }
 
