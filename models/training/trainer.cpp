@@ -196,6 +196,18 @@ class Run {
                             task_.name));
     }
 
+    // "bahdanau", "bahdanau with coverage learned, coverage loss 1", "multi-head"
+    std::string attention_description() const {
+        const ModelConfig& m = config_.model;
+        if (m.kind == "transformer") return "multi-head";
+        if (m.coverage == "none") return m.attention;
+        std::string text = m.attention + " with coverage " + m.coverage;
+        if (m.coverage == "subtract") text += fmt::format(" (beta {})", m.coverage_weight);
+        if (config_.train.coverage_loss > 0)
+            text += fmt::format(", coverage loss {}", config_.train.coverage_loss);
+        return text;
+    }
+
     void print_header() const {
         if (options_.quiet) return;
         fmt::print(stderr,
@@ -203,8 +215,7 @@ class Run {
                    "vocab {} -> {} | {} parameters | attention {}{}\n",
                    task_.name, train_batches_->num_examples(), task_.valid.size(),
                    train_batches_->num_dropped(), task_.source_vocab.size(),
-                   task_.target_vocab.size(), model_->parameter_count(),
-                   config_.model.kind == "transformer" ? "multi-head" : config_.model.attention,
+                   task_.target_vocab.size(), model_->parameter_count(), attention_description(),
                    comm_.size() > 1 ? " | " + comm_.description() : std::string());
     }
 
