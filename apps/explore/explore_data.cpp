@@ -381,6 +381,7 @@ json meta_json(const LoadedRun& run, const std::string& run_dir, const ExploreIn
             {"model", model},
             {"tokenizer", run.config.data.tokenizer},
             {"attention", run.config.model.attention},
+            {"coverage", run.config.model.coverage},
             {"hidden_size", run.config.model.hidden_size},
             {"origin", input.origin},
             {"sentences", input.sources.size()},

@@ -69,12 +69,13 @@ void attention_diagnostics(const Seq2Seq& model, const Batch& batch, FlowMeasure
         }
     };
     std::vector<int32_t> previous(B);
+    Tensor coverage;
     for (int64_t t = 0; t < T; ++t) {
         for (int64_t b = 0; b < B; ++b) previous[b] = batch.tgt_in[b * T + t];
         Tensor embedded = model.decoder.embedding.forward(previous, {B});
         if (bahdanau)
             count_saturated(bahdanau->pre_activations(state.back().h, source.keys_projected), t);
-        Decoder::Step step = model.decoder.step(embedded, state, feed, source);
+        Decoder::Step step = model.decoder.step(embedded, state, feed, source, Tensor(), coverage);
         if (concat_score) {
             const int64_t A = luong->W->out_features();
             Tensor query_projected = linear(step.top_hidden(), slice(luong->W->weight, 1, 0, H));
@@ -93,6 +94,7 @@ void attention_diagnostics(const Seq2Seq& model, const Batch& batch, FlowMeasure
         }
         state = step.state;
         feed = step.output_state;
+        coverage = step.coverage;  // model.coverage: c_{t+1} = c_t + α_t (undefined without)
     }
     if (pre_total > 0) m.saturation = double(saturated) / double(pre_total);
     if (entropy_count > 0) {

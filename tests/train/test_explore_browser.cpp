@@ -123,7 +123,12 @@ nlohmann::json check_in_browser(const std::string& chromium, const std::string& 
         CHECK(t["tree_nodes"] == s["trace"]["nodes"]["parent"].size());
         size_t weights = 0;
         for (const auto& row : s["nbest"][0]["attention"]) weights += row.size();
-        if (more.empty()) CHECK(t["heat_cells"] == weights);
+        // a coverage model's attention view adds the coverage under the heatmap, cell for cell
+        const bool coverage = data["meta"].value("coverage", "none") != "none";
+        if (more.empty()) {
+            CHECK(t["heat_cells"] == weights);
+            CHECK(t["coverage_cells"] == (coverage ? weights : 0));
+        }
         CHECK(t["charts"] == 5);
         // the saliency view: one cell per (output step, source position) of beam #1, the
         // attention beside it on the same axes, one agreement row per step; the gradient-flow
@@ -168,13 +173,14 @@ nlohmann::json open_in_browser(const std::string& chromium, const std::string& h
 }
 
 nlohmann::json tiny_config_json(const std::string& run_dir, const std::string& task,
-                                const std::string& attention) {
+                                const std::string& attention, const std::string& coverage = "none") {
     nlohmann::json j = {
         {"model",
          {{"embedding_size", 16},
           {"hidden_size", 32},
           {"attention_size", 16},
-          {"attention", attention}}},
+          {"attention", attention},
+          {"coverage", coverage}}},
         {"train", {{"batch_size", 32}, {"epochs", 1}, {"log_every", 5}, {"max_valid_decode", 50}}},
         {"decode", {{"max_length", 14}}},
         {"output", {{"run_dir", run_dir}, {"explore", 0}}}};
@@ -197,14 +203,14 @@ nlohmann::json tiny_config_json(const std::string& run_dir, const std::string& t
 }
 
 Config tiny_config(const std::string& run_dir, const std::string& task,
-                   const std::string& attention) {
-    return Config::from_json(tiny_config_json(run_dir, task, attention));
+                   const std::string& attention, const std::string& coverage = "none") {
+    return Config::from_json(tiny_config_json(run_dir, task, attention, coverage));
 }
 
 // A tiny model of `task` trained into `run_dir` (1 epoch, quiet).
 Config trained_run(const std::string& run_dir, const std::string& task,
-                   const std::string& attention) {
-    Config c = tiny_config(run_dir, task, attention);
+                   const std::string& attention, const std::string& coverage = "none") {
+    Config c = tiny_config(run_dir, task, attention, coverage);
     TrainOptions quiet;
     quiet.quiet = true;
     train(c, quiet);
@@ -264,6 +270,16 @@ TEST_CASE("explore files open in headless Chromium: views drawn, no error, hosti
             // The empty line's corpus row says so.
             CHECK(dom.find("<i>(empty line: nothing to translate)</i>") != std::string::npos);
         }
+    }
+
+    SUBCASE("date task, Bahdanau with learned coverage: the coverage under the heatmap") {
+        Config c = trained_run(work + "/coverage", "dates", "bahdanau", "learned");
+        ExploreRequest request = quiet_request(c.output.run_dir, work + "/coverage.html", 3);
+        run_explore(request);
+        const nlohmann::json r = check_in_browser(chromium, request.out, 1, "attention", work);
+        CHECK(r["data"]["meta"]["coverage"] == "learned");
+        CHECK(std::string(r["dom"]).find("Coverage (model.coverage = \"learned\")") !=
+              std::string::npos);
     }
 
     SUBCASE("English-French word level with references, Luong general, and no attention") {
