@@ -187,7 +187,7 @@ Tensor concat(const std::vector<Tensor>& xs, int dim) {
     return join("concat", xs, first.with_dim(d, total), outer);
 }
 
-// y = stack of equal-shaped x_i along a new dim
+// y = stack of equal-shaped x_i along a new dim;  dx_i += dy's slice i along that dim
 Tensor stack(const std::vector<Tensor>& xs, int dim) {
     if (xs.empty()) throw Error("stack: no tensors");
     const Shape& first = xs[0].shape();

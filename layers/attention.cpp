@@ -7,6 +7,7 @@
 
 #include "seqgrad/autograd/fused_attention.h"
 #include "seqgrad/autograd/ops.h"
+#include "seqgrad/autograd/tape_scope.h"
 
 namespace seqgrad {
 
@@ -201,6 +202,7 @@ Tensor BahdanauAttention::project_keys(const Tensor& keys) const {
     if (keys.rank() != 3)
         throw Error(fmt::format("BahdanauAttention: keys {} must be [B,S,{}]", keys.shape().str(),
                                 key_dim()));
+    TapeScope scope("attention");
     return W_k.forward(keys);
 }
 
@@ -217,6 +219,7 @@ AttentionResult BahdanauAttention::forward(const Tensor& query, const Tensor& ke
                                            const Tensor& coverage) const {
     check_inputs("BahdanauAttention", query, keys, keys_projected, attn_dim(), mask);
     check_coverage("BahdanauAttention", keys, coverage);
+    TapeScope scope("attention");
     Tensor query_projected = W_q.forward(query);  // [B, A]
     Tensor keys_part = keys_projected;            // [B, S, A]
     const bool inside = coverage_kind() == Coverage::learned && coverage.defined();
@@ -301,6 +304,7 @@ Tensor LuongAttention::project_keys(const Tensor& keys) const {
     if (keys.rank() != 3 || keys.size(2) != key_dim())
         throw Error(fmt::format("LuongAttention({}): keys {} must be [B,S,{}]", to_string(kind_),
                                 keys.shape().str(), key_dim()));
+    TapeScope scope("attention");
     switch (kind_) {
         case LuongScore::dot:
             return keys;
@@ -328,6 +332,7 @@ AttentionResult LuongAttention::forward(const Tensor& query, const Tensor& keys,
                                                      : "LuongAttention(concat)";
     check_inputs(who, query, keys, keys_projected, projected_dim(), mask);
     check_coverage(who, keys, coverage);
+    TapeScope scope("attention");
     const int64_t Dq = query_dim();
     Tensor scores;
     if (kind_ == LuongScore::concat) {

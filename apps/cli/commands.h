@@ -42,6 +42,7 @@ struct ExploreRequest {
     // gradients for the first integrated_sentences
     bool gradients = true;
     int gradient_sentences = 40, integrated_sentences = 3, integrated_steps = 32;
+    int tape_sentences = 3;  // the recorded graph of the first N sentences' loss
     double alpha = std::numeric_limits<double>::quiet_NaN();
     bool progress = true;
 };

@@ -7,6 +7,7 @@
 #include "seqgrad/autograd/fused_loss.h"
 #include "seqgrad/autograd/kernels/kernels.h"
 #include "seqgrad/autograd/ops.h"
+#include "seqgrad/autograd/tape_scope.h"
 #include "seqgrad/data/vocab.h"
 #include "seqgrad/layers/loss.h"
 
@@ -423,6 +424,7 @@ Seq2Seq::DecodedSteps Seq2Seq::decode_teacher_forced(const Batch& batch,
     // product: autograd/kernels/kernels.h)
     kernels::SharedOverStepsScope shared(decoder.step_weights());
     for (int64_t t = 0; t < T && running[size_t(t)] > 0; ++t) {
+        TapeScope scope("decoder", t);  // the explorer's tape: these ops are step t's
         const int64_t n = running[size_t(t)];
         if (n != feed.size(0)) keep_first_rows(n, source, state, feed, coverage, rows);
         previous.resize(size_t(n));

@@ -139,6 +139,18 @@ nlohmann::json check_in_browser(const std::string& chromium, const std::string& 
             CHECK(t["saliency_attention_cells"] == weights);
             CHECK(t["agreement_rows"] == (weights ? steps : 0));
         }
+        // the tape view: every group listed and collapsed (no node row built until one is
+        // opened: a long sentence opens at once), a maths line for every op it shows
+        if (view == "tape" && s.contains("tape")) {
+            CHECK(t["tape_nodes"] == s["tape"]["nodes"]["op"].size());
+            CHECK(t["tape_groups"] == s["tape"]["groups"].size());
+            CHECK(t["tape_open_groups"] == 0);
+            CHECK(t["tape_rows"] == 0);
+            CHECK(t["tape_ops_without_maths"].empty());
+            MESSAGE("tape of sentence " << sentence << ": " << t["tape_nodes"] << " nodes, "
+                                        << t["tape_groups"] << " groups, drawn in "
+                                        << t["render_ms"]["renderTape"] << " ms");
+        }
         if (view == "gradients" && s.contains("gradflow")) {
             CHECK(t["gradflow_rows"] == s["source_tokens"].size());
             CHECK(t["gradflow_charts"] == 1);
@@ -252,6 +264,15 @@ TEST_CASE("explore files open in headless Chromium: views drawn, no error, hosti
         CHECK(r["data"]["sentences"][1].contains("saliency"));
         CHECK(r["data"]["sentences"][1]["saliency"].contains("integrated_gradients"));
         check_in_browser(chromium, request.out, 2, "gradients", work);
+        // #sentence=i&view=tape opens the recorded graph; past the first 3 sentences the page
+        // says how to record more
+        CHECK(check_in_browser(chromium, request.out, 0, "tape", work)["data"]["sentences"][0]
+                  .contains("tape"));
+        const nlohmann::json no_tape = check_in_browser(chromium, request.out, 5, "tape", work);
+        CHECK(!no_tape["data"]["sentences"][5].contains("tape"));
+        CHECK(no_tape["selftest"]["tape_groups"] == 0);
+        CHECK(std::string(no_tape["dom"])
+                  .find("The tape is in this file for the first 3 sentences") != std::string::npos);
 
         // --input: the hostile line, an empty line, a 200-character line, a plain date.
         write_file(work + "/input.txt",
@@ -269,6 +290,15 @@ TEST_CASE("explore files open in headless Chromium: views drawn, no error, hosti
             CHECK(r["data"]["sentences"][1].contains("empty"));
             // The empty line's corpus row says so.
             CHECK(dom.find("<i>(empty line: nothing to translate)</i>") != std::string::npos);
+        }
+        // the tape of the hostile line (its tokens in the group labels stay text) and of the
+        // 200-character line (200 encoder steps, collapsed)
+        for (int sentence : {0, 2}) {
+            const nlohmann::json r =
+                check_in_browser(chromium, request.out, sentence, "tape", work);
+            REQUIRE(r["data"]["sentences"][size_t(sentence)].contains("tape"));
+            CHECK(std::string(r["dom"]).find("&lt;/script&gt;&lt;script&gt;alert(1)") !=
+                  std::string::npos);
         }
     }
 
@@ -302,6 +332,11 @@ TEST_CASE("explore files open in headless Chromium: views drawn, no error, hosti
                 CHECK(std::string(sal["dom"]).find("saliency only, nothing to compare it with") !=
                       std::string::npos);
             check_in_browser(chromium, request.out, 0, "gradients", work);
+            // without attention the tape has one route to the first embedding only
+            const nlohmann::json tape = check_in_browser(chromium, request.out, 1, "tape", work);
+            CHECK((tape["selftest"]["tape_path_nodes"][0] == 0) ==
+                  (std::string(attention) == "none"));
+            CHECK(tape["selftest"]["tape_path_nodes"][1] > 0);
         }
     }
     fs::remove_all(work);
