@@ -134,8 +134,8 @@ Tensor TransformerDecoderLayer::forward(const Tensor& x, const Tensor& memory,
 // The newest position attends to every position so far: its own keys and values are appended
 // to the cache, and no causal mask is needed (nothing later exists yet).
 Tensor TransformerDecoderLayer::step(const Tensor& x, DecoderLayerCache& cache,
-                                     const Tensor& memory_padding_mask,
-                                     Tensor* cross_weights) const {
+                                     const Tensor& memory_padding_mask, Tensor* cross_weights,
+                                     Tensor* self_weights) const {
     check_input("TransformerDecoderLayer::step", x, self_attn.embed_dim());
     const Tensor h = norm_first ? norm1.forward(x) : x;
     KeysValues now = self_attn.keys_values(h, h);  // [N,h,1,d]
@@ -145,7 +145,9 @@ Tensor TransformerDecoderLayer::step(const Tensor& x, DecoderLayerCache& cache,
     } else {
         cache.self = now;
     }
-    MultiheadAttentionOutput sa = self_attn.attend(h, cache.self);
+    MultiheadAttentionOutput sa =
+        self_attn.attend(h, cache.self, Tensor(), false, self_weights != nullptr);
+    if (self_weights) *self_weights = sa.weights;
     return finish(x, sa.output, cache.memory, memory_padding_mask, cross_weights);
 }
 
@@ -207,16 +209,20 @@ std::vector<DecoderLayerCache> TransformerDecoder::start(const Tensor& memory) c
 
 Tensor TransformerDecoder::step(const Tensor& x, std::vector<DecoderLayerCache>& caches,
                                 const Tensor& memory_padding_mask,
-                                std::vector<Tensor>* cross_weights) const {
+                                std::vector<Tensor>* cross_weights,
+                                std::vector<Tensor>* self_weights) const {
     if (caches.size() != layers.size())
         throw Error(fmt::format("TransformerDecoder::step: {} caches for {} layers", caches.size(),
                                 layers.size()));
     Tensor y = x;
     if (cross_weights) cross_weights->clear();
+    if (self_weights) self_weights->clear();
     for (size_t l = 0; l < layers.size(); ++l) {
-        Tensor w;
-        y = layers[l]->step(y, caches[l], memory_padding_mask, cross_weights ? &w : nullptr);
-        if (cross_weights) cross_weights->push_back(w);
+        Tensor cross, self;
+        y = layers[l]->step(y, caches[l], memory_padding_mask, cross_weights ? &cross : nullptr,
+                            self_weights ? &self : nullptr);
+        if (cross_weights) cross_weights->push_back(cross);
+        if (self_weights) self_weights->push_back(self);
     }
     return norm.forward(y);
 }

@@ -85,9 +85,9 @@ class TransformerDecoderLayer : public Module {
                    const Tensor& memory_padding_mask, std::vector<Tensor>* weights = nullptr) const;
     // One decoding step: x [N,1,E] is the newest position; its keys and values are appended to
     // cache.self (which need not be defined at the first step). cross_weights (optional)
-    // receives [N,h,1,S].
+    // receives [N,h,1,S], self_weights (optional) [N,h,1,t] over the t positions so far.
     Tensor step(const Tensor& x, DecoderLayerCache& cache, const Tensor& memory_padding_mask,
-                Tensor* cross_weights = nullptr) const;
+                Tensor* cross_weights = nullptr, Tensor* self_weights = nullptr) const;
 
     MultiheadAttention self_attn, multihead_attn;
     FeedForward ff;
@@ -119,10 +119,11 @@ class TransformerDecoder : public Module {
     Tensor forward(const Tensor& x, const Tensor& memory, const Tensor& target_padding_mask,
                    const Tensor& memory_padding_mask, std::vector<Tensor>* weights = nullptr) const;
     // One step for every row: x [N,1,E] -> [N,1,E]; caches: one per layer.
-    // cross_weights (optional): each layer's [N,h,1,S].
+    // cross_weights (optional): each layer's [N,h,1,S]; self_weights (optional): each layer's
+    // [N,h,1,t].
     Tensor step(const Tensor& x, std::vector<DecoderLayerCache>& caches,
-                const Tensor& memory_padding_mask,
-                std::vector<Tensor>* cross_weights = nullptr) const;
+                const Tensor& memory_padding_mask, std::vector<Tensor>* cross_weights = nullptr,
+                std::vector<Tensor>* self_weights = nullptr) const;
     // Each layer's cache before the first step: the memory's keys and values.
     std::vector<DecoderLayerCache> start(const Tensor& memory) const;
 

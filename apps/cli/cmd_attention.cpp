@@ -8,6 +8,7 @@
 #include "apps/cli/run_args.h"
 #include "apps/plot/plot.h"
 #include "apps/studies/attention_report.h"
+#include "apps/studies/transformer_attention.h"
 #include "seqgrad/autograd/tensor.h"
 #include "seqgrad/data/file_io.h"
 #include "seqgrad/data/utf8.h"
@@ -20,6 +21,7 @@ namespace {
 const char* kHelp =
     R"(usage: seqgrad attention RUN_DIR "a source sentence" [--out heat.svg] [--csv FILE]
                          [--beam K] [--checkpoint best|last] [--words]
+                         [--layer L] [--head H|mean]    (a Transformer run)
 
 Translates the sentence with the model trained in RUN_DIR (the words after RUN_DIR are joined
 with spaces, so the quotes are optional), writes the attention weights of the best hypothesis
@@ -43,7 +45,62 @@ options:
                     word's weight is the sum of its subwords' weights, an output word's row the
                     mean of its subwords' rows (rows still sum to 1). Without it the rows and
                     columns are the subword tokens the model read and wrote, with their marks.
+
+A Transformer has a cross-attention in every decoder layer, each with h heads (its weights are
+[B, h, T, S]). Shown: decoder layer L's cross-attention (0 .. layers - 1, as in the parameter
+names transformer.decoder.layers.L; default the top layer), head H (0 .. h - 1) or the mean
+over heads (default, PyTorch's average_attn_weights). `seqgrad explore` shows every layer and
+head, and the encoder's and decoder's self-attention too.
+  --layer L         the decoder layer (Transformer runs only)
+  --head H|mean     one head, or the mean over heads (Transformer runs only)
 )";
+
+// The decoder layer and head `--layer` and `--head` choose (head -1: the mean over heads); throws
+// naming the option and the valid range. For an RNN run, either option is an error.
+struct LayerHead {
+    int layer = 0, head = -1;
+};
+LayerHead layer_head_from_args(const Args& args, const ModelConfig& model) {
+    if (model.kind != "transformer") {
+        for (const char* option : {"layer", "head"})
+            if (args.has(option))
+                throw Error(
+                    fmt::format("--{}: only for a Transformer run (model.kind "
+                                "\"transformer\"); this RNN model's decoder has one "
+                                "attention, with no layers or heads",
+                                option));
+        return {};
+    }
+    // `value` as an index in 0 .. count - 1, or an error naming the option and the range
+    auto index = [](const char* option, const std::string& value, int count, const char* what) {
+        size_t used = 0;
+        int i = -1;
+        try {
+            i = std::stoi(value, &used);
+        } catch (const std::exception&) {
+        }
+        if (used == 0 || used != value.size() || i < 0 || i >= count)
+            throw Error(fmt::format("--{} {}: expected 0 .. {}{} (the model has {} {})", option,
+                                    value, count - 1,
+                                    std::string(option) == "head" ? " or mean" : "", count, what));
+        return i;
+    };
+    const int layers = model.decoder_layers, heads = int(model.heads);
+    LayerHead chosen{layers - 1, -1};
+    if (args.has("layer"))
+        chosen.layer = index("layer", args.get("layer"), layers, "decoder layers");
+    if (args.has("head") && args.get("head") != "mean")
+        chosen.head = index("head", args.get("head"), heads, "heads");
+    return chosen;
+}
+
+// "Transformer, decoder layer 1 (top) cross-attention, mean of 4 heads"
+std::string layer_head_name(const LayerHead& chosen, const ModelConfig& model) {
+    return fmt::format("Transformer, decoder layer {}{} cross-attention, {}", chosen.layer,
+                       chosen.layer == model.decoder_layers - 1 ? " (top)" : "",
+                       chosen.head < 0 ? fmt::format("mean of {} heads", model.heads)
+                                       : fmt::format("head {} of {}", chosen.head, model.heads));
+}
 
 // The matrix to show: its rows (output tokens) and columns (input tokens) labelled, the weights
 // as doubles, the subwords merged into words with --words; and the input tokens the model did not
@@ -54,7 +111,8 @@ struct LabelledAttention {
     std::vector<std::string> unknown;
 };
 
-LabelledAttention labelled_attention(const LoadedRun& run, const Translation& t, bool words) {
+LabelledAttention labelled_attention(const LoadedRun& run, const Translation& t,
+                                     const WeightRows& weights, bool words) {
     const Hypothesis& best = t.nbest.at(0);
     LabelledAttention a;
     // Input labels: the tokens the model saw; ones outside its vocabulary were read as <unk>.
@@ -69,8 +127,7 @@ LabelledAttention labelled_attention(const LoadedRun& run, const Translation& t,
         }
     }
     for (int32_t id : best.tokens) a.output_labels.push_back(run.task.target_vocab.token(id));
-    for (const std::vector<float>& row : best.attention)
-        a.weights.emplace_back(row.begin(), row.end());
+    a.weights = weights;
     if (words) {
         WordAttention merged = merge_subword_attention(a.source_labels, a.output_labels, a.weights);
         a.source_labels = std::move(merged.source_words);
@@ -83,7 +140,7 @@ LabelledAttention labelled_attention(const LoadedRun& run, const Translation& t,
 }  // namespace
 
 int cmd_attention(const Argv& argv) {
-    Args args(argv, {"out", "csv", "beam", "checkpoint"}, {"help", "words"});
+    Args args(argv, {"out", "csv", "beam", "checkpoint", "layer", "head"}, {"help", "words"});
     if (args.has("help")) {
         fmt::print("{}", kHelp);
         return 0;
@@ -98,8 +155,11 @@ int cmd_attention(const Argv& argv) {
     if (size_t at = find_invalid_utf8(sentence); at != std::string::npos)
         throw Error(fmt::format("the sentence is not valid UTF-8 (byte {})", at + 1));
     LoadedRun run = load_run_from_args(args, run_dir);
-    const std::string kind = run.config.model.attention;
-    if (kind == "none")
+    const LayerHead chosen = layer_head_from_args(args, run.config.model);
+    const auto* transformer = dynamic_cast<const Transformer*>(run.model.get());
+    const std::string kind = transformer ? layer_head_name(chosen, run.config.model)
+                                         : run.config.model.attention + " attention";
+    if (!transformer && run.config.model.attention == "none")
         throw Error(fmt::format(
             "{}: this model has no attention (model.attention = \"none\"): its decoder sees "
             "only the encoder's final state, so there are no weights to show. `seqgrad "
@@ -118,14 +178,25 @@ int cmd_attention(const Argv& argv) {
         throw Error(fmt::format("the decoder returned {} attention rows for {} output tokens",
                                 best.attention.size(), best.tokens.size()));
 
+    // The rows decoding kept (a Transformer's: its top layer's, averaged over heads), or the
+    // chosen layer and head of a Transformer's, fed the best output again step by step.
+    WeightRows rows;
+    for (const std::vector<float>& row : best.attention) rows.emplace_back(row.begin(), row.end());
+    const bool top_mean = chosen.layer == run.config.model.decoder_layers - 1 && chosen.head < 0;
+    if (transformer && !top_mean) {
+        const TransformerAttention all =
+            transformer_attention(*transformer, run.task.encode_source(sentence), best.tokens);
+        const std::vector<WeightRows>& heads = all.cross.at(size_t(chosen.layer));
+        rows = chosen.head < 0 ? mean_over_heads(heads) : heads.at(size_t(chosen.head));
+    }
     auto [source_labels, output_labels, weights, unknown] =
-        labelled_attention(run, t, args.has("words"));
+        labelled_attention(run, t, rows, args.has("words"));
 
     fmt::print("input:  {}\n", sentence);
     fmt::print("output: {}{}\n", t.text,
                best.finished ? "" : "   (stopped at the length limit: no <eos>)");
     fmt::print(
-        "model:  {} attention, {}, log-prob {:.4f}\n", kind,
+        "model:  {}, {}, log-prob {:.4f}\n", kind,
         options.beam_size == 1 ? std::string("greedy") : fmt::format("beam {}", options.beam_size),
         best.log_prob);
     if (!unknown.empty())
@@ -136,7 +207,7 @@ int cmd_attention(const Argv& argv) {
     fmt::print("{}", format_attention_report(diagnosis, source_labels, output_labels,
                                              run.task.is_dates()));
 
-    const std::string title = fmt::format("{} attention: \"{}\" -> \"{}\"", kind, sentence, t.text);
+    const std::string title = fmt::format("{}: \"{}\" -> \"{}\"", kind, sentence, t.text);
     const std::string svg_path = args.get("out", run_dir + "/attention.svg");
     write_file_atomically(svg_path, plot::heatmap_svg(attention_heatmap(
                                         source_labels, output_labels, weights, title)));

@@ -33,7 +33,8 @@ no server) with nine linked views of the model trained in RUN_DIR:
   corpus      every sentence, its greedy and beam translations, sentence BLEU and chrF of each,
               lengths, attention flags; sortable and filterable; corpus scores at the top
   attention   the heatmap of any n-best hypothesis or the greedy one, per-step entropy, the
-              diagnosis `seqgrad attention` prints
+              diagnosis `seqgrad attention` prints; for a Transformer, any layer and head of the
+              cross-attention and of the encoder's and decoder's self-attention
   saliency    beside the attention heatmap, the gradient of each output token's log-probability
               with respect to the source embeddings (as `seqgrad saliency`), and where the two
               agree
@@ -45,7 +46,8 @@ no server) with nine linked views of the model trained in RUN_DIR:
   greedy vs beam, what-if (the continuation when forced to take another token), training
 Open a sentence directly with FILE.html#sentence=3 (and &view=corpus, attention, saliency,
 gradients, tape, tree, compare, whatif or training; &hyp=K picks the heatmap's hypothesis,
-&zoom=0.5 the tree's scale).
+&zoom=0.5 the tree's scale; for a Transformer run &attention=cross|encoder|decoder, &layer=L and
+&head=H pick the attention, its layer and one head instead of the mean over heads).
 
 Two or more runs: the same test sentences through each model, side by side. The corpus table
 shows each run's beam output and sentence BLEU and chrF, and their difference from the first

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 
+#include "apps/explore/explore_attention.h"
 #include "apps/explore/explore_tape.h"
 #include "apps/studies/attention_report.h"
 #include "seqgrad/autograd/tensor.h"
@@ -333,7 +334,10 @@ json add_gradients(const LoadedRun& run, const ExploreInput& input,
     const GradientViewOptions& g = options.gradients;
     if (!g.enabled) return {{"enabled", false}};
     if (run.config.model.kind != "rnn")  // saliency and gradient flow measure RNN models only
-        return {{"enabled", false}};
+        return {{"enabled", false},
+                {"reason",
+                 "Saliency and gradient flow are computed for RNN models only; this is a "
+                 "Transformer run."}};
     size_t integrated = 0, agreeing = 0;
     double argmax_share = 0, spearman = 0;
     std::vector<json> saliency = saliency_json(run, input.sources, beams, g);
@@ -384,6 +388,7 @@ json meta_json(const LoadedRun& run, const std::string& run_dir, const ExploreIn
             {"model", model},
             {"tokenizer", run.config.data.tokenizer},
             {"attention", run.config.model.attention},
+            {"coverage", run.config.model.coverage},
             {"hidden_size", run.config.model.hidden_size},
             {"origin", input.origin},
             {"sentences", input.sources.size()},
@@ -466,6 +471,7 @@ json explore_data(const LoadedRun& run, const std::string& run_dir, const Explor
         greedy_texts.push_back(greedies[i].text);
         beam_texts.push_back(beams[i].text);
     }
+    add_transformer_attention(run, input.sources, beams, greedies, sentences);
     add_what_ifs(run, input.sources, beams, options, beam, sentences, tokens);
     json gradients_meta = add_gradients(run, input, beams, options, sentences);
 
@@ -475,6 +481,8 @@ json explore_data(const LoadedRun& run, const std::string& run_dir, const Explor
     if (gradients_meta.contains("agreement")) corpus["agreement"] = gradients_meta["agreement"];
     json meta = meta_json(run, run_dir, input, options, beam);
     meta["gradients"] = gradients_meta;
+    if (json transformer = transformer_meta(run); !transformer.is_null())
+        meta["transformer"] = std::move(transformer);
     return {{"meta", meta},
             {"corpus", corpus},
             {"sentences", sentences},

@@ -22,6 +22,13 @@ struct DecoderState {
 struct StepResult {
     Tensor log_probs;  // [N, V]: log p(next token | prefix, source), rows sum to 1 in prob space
     Tensor attention;  // [N, S] attention weights of this step, or undefined for models without
+    // Models built of multi-head attention layers (the Transformer) also give every decoder
+    // layer's weights of this step, head by head (the query is the one new position, T = 1):
+    //   self_attention[l]   [N, h, 1, t]  over the t target positions so far, this one included
+    //   cross_attention[l]  [N, h, 1, S]  over the source positions
+    // `attention` is then the top layer's cross-attention averaged over heads. Decoding reads
+    // neither list; they stay empty for the RNN models.
+    std::vector<Tensor> self_attention, cross_attention;
 };
 
 class StepModel {

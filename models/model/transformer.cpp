@@ -160,11 +160,12 @@ StepResult Transformer::step(const std::vector<int32_t>& previous_tokens,
             caches[l].self = {state.tensors[2 + 2 * L + 2 * l], state.tensors[3 + 2 * L + 2 * l]};
     }
     const Tensor x = embed(*target_embedding, target_positions, previous_tokens, N, 1, t);
-    std::vector<Tensor> cross;
-    const Tensor h = transformer.decoder.step(x, caches, state.tensors[0], &cross);  // [N,1,E]
     StepResult result;
+    // every layer's weights, head by head: copies of what the attention computes anyway
+    const Tensor h = transformer.decoder.step(x, caches, state.tensors[0], &result.cross_attention,
+                                              &result.self_attention);  // [N,1,E]
     result.log_probs = log_softmax(project(reshape(h, {N, config_.d_model})));
-    const Tensor attention = average_heads(cross.back());  // [N,1,S]
+    const Tensor attention = average_heads(result.cross_attention.back());  // [N,1,S]
     result.attention = reshape(attention, {N, attention.size(2)});
     state.tensors.resize(2 + 2 * L);
     for (size_t l = 0; l < L; ++l) {

@@ -60,7 +60,7 @@ class Transformer : public TranslationModel {
 
     DecoderState start_decoding(const Batch& batch) const override;
     // attention: the top decoder layer's cross-attention weights of this step, averaged over
-    // heads [N,S]
+    // heads [N,S]; self_attention and cross_attention: every decoder layer's, per head
     StepResult step(const std::vector<int32_t>& previous_tokens,
                     DecoderState& state) const override;
 

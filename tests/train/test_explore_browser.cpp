@@ -86,9 +86,11 @@ std::string between(const std::string& text, const std::string& begin, const std
     return text.substr(a + begin.size(), b - a - begin.size());
 }
 
-// Opens `html` at sentence `sentence` and checks what the page drew against its data.
+// Opens `html` at sentence `sentence` and checks what the page drew against its data. `more`: more
+// of the URL fragment ("&layer=0&head=1"), which draws another heatmap than beam #1's default.
 nlohmann::json check_in_browser(const std::string& chromium, const std::string& html, int sentence,
-                                const std::string& view, const std::string& work) {
+                                const std::string& view, const std::string& work,
+                                const std::string& more = "") {
     const std::string file = read_file(html);
     // Nothing to fetch: no URL of any kind in the file.
     CHECK(file.find("http://") == std::string::npos);
@@ -96,10 +98,10 @@ nlohmann::json check_in_browser(const std::string& chromium, const std::string& 
     const nlohmann::json data = nlohmann::json::parse(
         between(file, "<script id=\"seqgrad-data\" type=\"application/json\">", "</script>"));
 
-    const std::string dom = dump_dom(
-        chromium,
-        fmt::format("file://{}#sentence={}&view={}", fs::absolute(html).string(), sentence, view),
-        work);
+    const std::string dom = dump_dom(chromium,
+                                     fmt::format("file://{}#sentence={}&view={}{}",
+                                                 fs::absolute(html).string(), sentence, view, more),
+                                     work);
     std::string console;  // the page's console messages, shown when a check fails
     std::istringstream log(read_file(work + "/dom.html.log"));
     for (std::string line; std::getline(log, line);)
@@ -121,7 +123,12 @@ nlohmann::json check_in_browser(const std::string& chromium, const std::string& 
         CHECK(t["tree_nodes"] == s["trace"]["nodes"]["parent"].size());
         size_t weights = 0;
         for (const auto& row : s["nbest"][0]["attention"]) weights += row.size();
-        CHECK(t["heat_cells"] == weights);
+        // a coverage model's attention view adds the coverage under the heatmap, cell for cell
+        const bool coverage = data["meta"].value("coverage", "none") != "none";
+        if (more.empty()) {
+            CHECK(t["heat_cells"] == weights);
+            CHECK(t["coverage_cells"] == (coverage ? weights : 0));
+        }
         CHECK(t["charts"] == 5);
         // the saliency view: one cell per (output step, source position) of beam #1, the
         // attention beside it on the same axes, one agreement row per step; the gradient-flow
@@ -177,14 +184,15 @@ nlohmann::json open_in_browser(const std::string& chromium, const std::string& h
     return t;
 }
 
-Config tiny_config(const std::string& run_dir, const std::string& task,
-                   const std::string& attention) {
+nlohmann::json tiny_config_json(const std::string& run_dir, const std::string& task,
+                                const std::string& attention, const std::string& coverage = "none") {
     nlohmann::json j = {
         {"model",
          {{"embedding_size", 16},
           {"hidden_size", 32},
           {"attention_size", 16},
-          {"attention", attention}}},
+          {"attention", attention},
+          {"coverage", coverage}}},
         {"train", {{"batch_size", 32}, {"epochs", 1}, {"log_every", 5}, {"max_valid_decode", 50}}},
         {"decode", {{"max_length", 14}}},
         {"output", {{"run_dir", run_dir}, {"explore", 0}}}};
@@ -203,13 +211,18 @@ Config tiny_config(const std::string& run_dir, const std::string& task,
                      {"max_source_len", 10},
                      {"max_target_len", 10}};
     }
-    return Config::from_json(j);
+    return j;
+}
+
+Config tiny_config(const std::string& run_dir, const std::string& task,
+                   const std::string& attention, const std::string& coverage = "none") {
+    return Config::from_json(tiny_config_json(run_dir, task, attention, coverage));
 }
 
 // A tiny model of `task` trained into `run_dir` (1 epoch, quiet).
 Config trained_run(const std::string& run_dir, const std::string& task,
-                   const std::string& attention) {
-    Config c = tiny_config(run_dir, task, attention);
+                   const std::string& attention, const std::string& coverage = "none") {
+    Config c = tiny_config(run_dir, task, attention, coverage);
     TrainOptions quiet;
     quiet.quiet = true;
     train(c, quiet);
@@ -289,6 +302,16 @@ TEST_CASE("explore files open in headless Chromium: views drawn, no error, hosti
         }
     }
 
+    SUBCASE("date task, Bahdanau with learned coverage: the coverage under the heatmap") {
+        Config c = trained_run(work + "/coverage", "dates", "bahdanau", "learned");
+        ExploreRequest request = quiet_request(c.output.run_dir, work + "/coverage.html", 3);
+        run_explore(request);
+        const nlohmann::json r = check_in_browser(chromium, request.out, 1, "attention", work);
+        CHECK(r["data"]["meta"]["coverage"] == "learned");
+        CHECK(std::string(r["dom"]).find("Coverage (model.coverage = \"learned\")") !=
+              std::string::npos);
+    }
+
     SUBCASE("English-French word level with references, Luong general, and no attention") {
         for (const char* attention : {"luong_general", "none"}) {
             Config c = trained_run(work + "/engfra_" + attention, "tsv", attention);
@@ -316,6 +339,119 @@ TEST_CASE("explore files open in headless Chromium: views drawn, no error, hosti
             CHECK(tape["selftest"]["tape_path_nodes"][1] > 0);
         }
     }
+    fs::remove_all(work);
+}
+
+// The weights of one layer and head as the page draws them (row-major, the decoder's causal rows
+// without their masked future), from the file's data in thousandths; head "mean": their average.
+std::vector<double> expected_weights(const nlohmann::json& layer, const nlohmann::json& head) {
+    const size_t heads = layer.size();
+    std::vector<double> out;
+    for (size_t t = 0; t < layer[0].size(); ++t)
+        for (size_t j = 0; j < layer[0][t].size(); ++j) {
+            double w = 0;
+            if (head == "mean") {
+                for (size_t k = 0; k < heads; ++k) w += layer[k][t][j].get<double>();
+                w /= double(heads);
+            } else {
+                w = layer[head.get<size_t>()][t][j].get<double>();
+            }
+            out.push_back(w / 1000);
+        }
+    return out;
+}
+
+TEST_CASE(
+    "a Transformer's explore file: every attention, layer and head drawn, the head mean is the "
+    "average of the heads, the beam tree and what-if work") {
+    const std::string chromium = find_chromium();
+    if (chromium.empty()) {
+        MESSAGE(
+            "[seqgrad-skip] chromium not found (apt-get install chromium): browser test "
+            "skipped");
+        return;
+    }
+    const std::string work = temp_dir("transformer");
+    nlohmann::json j = tiny_config_json(work + "/run", "dates", "");
+    j["model"] = {{"kind", "transformer"}, {"encoder_layers", 1}, {"decoder_layers", 2},
+                  {"d_model", 16},         {"heads", 2},          {"ff_size", 32},
+                  {"max_positions", 48}};
+    j["data"]["dates_train"] = 320;  // 10 steps, then a validation
+    Config c = Config::from_json(j);
+    TrainOptions quiet;
+    quiet.quiet = true;
+    train(c, quiet);
+    ExploreRequest request = quiet_request(c.output.run_dir, work + "/transformer.html", 4);
+    run_explore(request);
+
+    // #sentence=1&view=attention&attention=encoder&layer=0&head=1 opens that choice; with
+    // &selftest=all the page also draws every other one and reports what it drew.
+    const nlohmann::json r = check_in_browser(chromium, request.out, 1, "attention", work,
+                                              "&attention=encoder&layer=0&head=1&selftest=all");
+    const nlohmann::json &t = r["selftest"], &data = r["data"];
+    const nlohmann::json& s = data["sentences"][1];
+    const nlohmann::json& meta = data["meta"]["transformer"];
+    REQUIRE(meta["encoder_layers"] == 1);
+    REQUIRE(meta["decoder_layers"] == 2);
+    REQUIRE(meta["heads"] == 2);
+    CHECK(t["attention_part"] == "encoder");
+    CHECK(t["layer"] == 0);
+    CHECK(t["head"] == 1);
+    CHECK(t["part_options"] == 3);
+    CHECK(t["layer_options"] == 1);  // the encoder's layers
+    CHECK(t["head_options"] == 3);   // mean, head 0, head 1
+    const size_t S = s["source_tokens"].size(), T = s["nbest"][0]["tokens"].size();
+    CHECK(t["heat_cells"] == S * S);
+    // the heads' mean in the file == the head-averaged weights decoding returned (3 decimals each)
+    CHECK(t["head_mean_error"].get<double>() <= 1.001e-3);
+
+    // Every head's row of the file sums to 1 over the unmasked positions (each weight rounded to
+    // 3 decimals).
+    const nlohmann::json& best = s["transformer"]["best"];
+    for (const nlohmann::json* part :
+         {&s["transformer"]["encoder"], &best["decoder"], &best["cross"]})
+        for (const auto& layer : *part)
+            for (const auto& head : layer)
+                for (const auto& row : head) {
+                    double sum = 0;
+                    for (const auto& w : row) sum += w.get<double>() / 1000;
+                    CHECK(std::fabs(sum - 1) <= 5e-4 * double(row.size()) + 1e-9);
+                }
+
+    // Every choice: 3 attentions × their layers × (mean + 2 heads), each drawn with the pickers'
+    // sizes of its stack and the weights of the file (the mean: their average).
+    const nlohmann::json& every = t["every_choice"];
+    REQUIRE(every.size() == (1 + 2 + 2) * 3);
+    for (const auto& choice : every) {
+        INFO("choice: " << choice["attention"] << " layer " << choice["layer"] << " head "
+                        << choice["head"]);
+        const std::string part = choice["attention"];
+        const nlohmann::json& layers = part == "encoder" ? s["transformer"]["encoder"] : best[part];
+        CHECK(choice["layer_options"] == layers.size());
+        CHECK(choice["head_options"] == 3);
+        const std::vector<double> expected =
+            expected_weights(layers[choice["layer"].get<size_t>()], choice["head"]);
+        const std::vector<double> shown = choice["shown"];
+        REQUIRE(shown.size() == expected.size());
+        CHECK(shown.size() == (part == "encoder" ? S * S
+                               : part == "cross" ? T * S
+                                                 : T * (T + 1) / 2));
+        CHECK(choice["masked"] == (part == "decoder" ? T * (T - 1) / 2 : 0));
+        // A head is drawn as stored; a mean to 3 decimals (the default, the top layer's cross-
+        // attention, is the decoder's own head average: within the rounding of both).
+        const double tolerance = choice["head"] == "mean" ? 1.5e-3 : 1e-9;
+        double worst = 0;
+        for (size_t i = 0; i < shown.size(); ++i)
+            worst = std::max(worst, std::fabs(shown[i] - expected[i]));
+        CHECK(worst <= tolerance);
+    }
+
+    // The beam tree and the what-if view on a Transformer run (check_in_browser compares the
+    // tree's nodes with the trace).
+    check_in_browser(chromium, request.out, 2, "tree", work);
+    const nlohmann::json w = check_in_browser(chromium, request.out, 2, "whatif", work);
+    CHECK(w["selftest"]["what_if_rows"] == w["data"]["sentences"][2]["what_if"].size());
+    CHECK(!w["data"]["sentences"][2]["what_if"].empty());
     fs::remove_all(work);
 }
 

@@ -41,6 +41,8 @@ function addView(id, label, heading, { render, selftest, before = "training" } =
   if (selftest) SELFTEST_FIELDS.push(selftest);
 }
 const state = { sentence: 0, view: "corpus", hyp: 0, node: -1, sort: [0, 1], words: false, method: "grad_norm" };
+// A view's own fields in the URL fragment: {read(URLSearchParams), write() -> "&key=value" or ""}.
+const HASH_FIELDS = [];
 
 // ---- small helpers: elements are built with textContent only -------------------------------
 function el(tag, attrs, ...children) {
@@ -96,7 +98,7 @@ function readHash() {
   if (p.has("sentence")) state.sentence = Math.max(0, Math.min(S.length - 1, parseInt(p.get("sentence"), 10) || 0));
   if (p.has("view") && VIEWS.some(v => v[0] === p.get("view"))) state.view = p.get("view");
   else if (p.has("sentence") && !p.has("view")) state.view = "tree";
-  if (p.has("hyp")) state.hyp = parseInt(p.get("hyp"), 10) || 0;
+  state.hyp = p.has("hyp") ? parseInt(p.get("hyp"), 10) || 0 : 0;
   if (p.has("words")) state.words = p.get("words") === "1";
   if (p.has("method")) state.method = p.get("method");
   if (p.has("sort")) {  // the corpus table's column (from 0), "-" for descending
@@ -104,11 +106,12 @@ function readHash() {
     state.sort = [Math.min(last, Math.abs(parseInt(p.get("sort"), 10) || 0)), p.get("sort").startsWith("-") ? -1 : 1];
   }
   if (p.has("zoom")) state.zoom = Math.max(0.25, Math.min(2, parseFloat(p.get("zoom")) || 1));
+  for (const f of HASH_FIELDS) f.read(p);
 }
 function writeHash() {
   const h = `#sentence=${state.sentence}&view=${state.view}` + (state.hyp ? `&hyp=${state.hyp}` : "") +
             (state.words ? "&words=1" : "") + (state.method !== "grad_norm" ? `&method=${state.method}` : "") +
-            (state.zoom && state.zoom !== 1 ? `&zoom=${state.zoom}` : "");
+            (state.zoom && state.zoom !== 1 ? `&zoom=${state.zoom}` : "") + HASH_FIELDS.map(f => f.write()).join("");
   if (location.hash !== h) history.replaceState(null, "", h);
 }
 function header() {
@@ -121,7 +124,8 @@ function header() {
 function runSummary(metaBox, box, signatures = true) {
   const lp = META.length_penalty === "none" ? "no length penalty" : `${META.length_penalty} length penalty, alpha ${META.alpha}`;
   metaBox.textContent =
-    `${META.task} task, ${META.tokenizer}-level, ${META.attention} attention, hidden ${META.hidden_size}; ` +
+    `${META.task} task, ${META.tokenizer}-level, ` + (META.transformer ? transformerSummary(META.transformer)
+      : `${META.attention} attention, hidden ${META.hidden_size}`) + "; " +
     `checkpoint ${META.checkpoint}; beam ${META.beam_size}, n-best ${META.nbest}, ${lp}, max length ${META.max_length}; ` +
     `${META.sentences} sentences from ${META.origin}` + (META.available > META.sentences ? ` (the first ${META.sentences} of ${META.available})` : "");
   for (const name of ["greedy", "beam"]) {
@@ -175,7 +179,8 @@ function show(view) {
 }
 // Choosing a sentence anywhere opens it in every view.
 function choose(i) {
-  state.sentence = i; state.hyp = 0; state.node = -1;
+  if (i !== state.sentence) state.hyp = 0;  // (the URL's &hyp= holds for its own sentence)
+  state.sentence = i; state.node = -1;
   document.getElementById("sentence-select").value = String(i);
   for (const row of document.querySelectorAll("#corpus-table tbody tr"))
     row.classList.toggle("selected", Number(row.dataset.index) === i);
