@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 namespace {
 
 ModelConfig tiny_config(const std::string& attention, const std::string& cell, bool bidirectional,
-                        bool fused) {
+                        bool fused, const std::string& coverage) {
     ModelConfig c;
     c.embedding_size = 3;
     c.hidden_size = 4;
@@ -35,6 +35,7 @@ ModelConfig tiny_config(const std::string& attention, const std::string& cell, b
     c.bidirectional = bidirectional;
     c.fused_cells = fused;
     c.fused_attention = fused;
+    c.coverage = coverage;
     return c;
 }
 
@@ -103,18 +104,22 @@ TEST_CASE("the tape holds every node backward visits, grouped, with backward's g
         const char* attention;
         const char* cell;
         bool bidirectional, fused;
+        const char* coverage = "none";
     };
     const std::vector<int32_t> source = {4, 5, 6, Vocab::EOS}, target = {5, 7, 4, 6, Vocab::EOS};
     const int S = int(source.size()), T = int(target.size());
     for (Case c : {Case{"bahdanau", "gru", false, true}, Case{"bahdanau", "gru", false, false},
                    Case{"luong_general", "lstm", true, true}, Case{"luong_dot", "rnn", false, true},
-                   Case{"luong_concat", "lstm", false, false}, Case{"none", "gru", false, true}}) {
-        const std::string described = std::string(c.attention) + " " + c.cell +
-                                      (c.bidirectional ? " bidirectional" : "") +
-                                      (c.fused ? " fused" : " composed");
+                   Case{"luong_concat", "lstm", false, false}, Case{"none", "gru", false, true},
+                   Case{"bahdanau", "gru", false, true, "subtract"},
+                   Case{"luong_general", "gru", false, true, "learned"}}) {
+        const std::string described =
+            std::string(c.attention) + " " + c.cell + (c.bidirectional ? " bidirectional" : "") +
+            (c.fused ? " fused" : " composed") + " coverage " + c.coverage;
         INFO(described);
         Rng rng(3);
-        Seq2Seq model(tiny_config(c.attention, c.cell, c.bidirectional, c.fused), 10, 10, rng);
+        Seq2Seq model(tiny_config(c.attention, c.cell, c.bidirectional, c.fused, c.coverage), 10,
+                      10, rng);
         model.eval();
         const Batch batch = make_batch({{source, target}}, {0});
         const nlohmann::json tape = tape_json(model, batch);
