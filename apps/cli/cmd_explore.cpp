@@ -1,6 +1,6 @@
-// `seqgrad explore RUN_DIR`: one self-contained HTML file to see what a trained model does —
-// the corpus, every sentence's beam-search tree, attention, greedy versus beam, what-if
-// continuations and the training curves.
+// `seqgrad explore RUN_DIR [RUN_DIR ...]`: one self-contained HTML file to see what a trained
+// model does — the corpus, every sentence's beam-search tree, attention, greedy versus beam,
+// what-if continuations and the training curves — or several models side by side.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -12,6 +12,7 @@
 #include "apps/cli/run_args.h"
 #include "apps/explore/explore_data.h"
 #include "apps/explore/explore_html.h"
+#include "apps/explore/explore_runs.h"
 #include "apps/plot/plot.h"
 #include "seqgrad/autograd/tensor.h"
 #include "seqgrad/data/file_io.h"
@@ -25,6 +26,7 @@ const char* kHelp =
                        [--gradient-sentences N] [--ig-sentences N] [--ig-steps K]
                        [--no-gradients]
                        [--out FILE.html]
+       seqgrad explore RUN_A RUN_B [RUN_C ...] [the same options] --out FILE.html
 
 Writes one HTML file (CSS, JavaScript and data inline: it opens from disk with no network and
 no server) with eight linked views of the model trained in RUN_DIR:
@@ -44,6 +46,13 @@ Open a sentence directly with FILE.html#sentence=3 (and &view=corpus, attention,
 gradients, tree, compare, whatif or training; &hyp=K picks the heatmap's hypothesis, &zoom=0.5
 the tree's scale; for a Transformer run &attention=cross|encoder|decoder, &layer=L and &head=H
 pick the attention, its layer and one head instead of the mean over heads).
+
+Two or more runs: the same test sentences through each model, side by side. The corpus table
+shows each run's beam output and sentence BLEU and chrF, and their difference from the first
+run (sortable); the header each run's corpus scores; every sentence view draws one column per
+run. The runs may differ in vocabulary, tokenizer, model kind or attention, not in test set:
+each run's test split (or --test / --input, read by each run) must hold the same sources and
+references, or the command stops naming both runs and the first line that differs.
 
 options (defaults: the run's config, section "decode"):
   --test FILE.tsv     source<TAB>target pairs (as data.source_column says); default: the
@@ -89,9 +98,8 @@ std::string human_size(size_t bytes) {
     return fmt::format("{:.0f} kB", double(bytes) / 1024);
 }
 
-}  // namespace
-
-ExploreReport run_explore(const ExploreRequest& request) {
+// Fails now, before anything is loaded or decoded, on an option out of range.
+void check_options(const ExploreRequest& request) {
     if (request.limit < 1)
         throw Error(fmt::format("--limit: expected N >= 1, got {}", request.limit));
     if (request.beam < 0) throw Error(fmt::format("--beam: expected K >= 1, got {}", request.beam));
@@ -109,31 +117,15 @@ ExploreReport run_explore(const ExploreRequest& request) {
         throw Error(fmt::format("--what-if-steps: expected S >= 0, got {}", request.what_if_steps));
     if (!request.test.empty() && !request.input.empty())
         throw Error("give --test FILE.tsv or --input FILE, not both");
-    const std::string out = request.out.empty() ? request.run_dir + "/explore.html" : request.out;
-    check_writable(out);
+    if (!request.other_runs.empty() && request.out.empty())
+        throw Error(fmt::format(
+            "explore: {} runs side by side need --out FILE.html (there is no one run directory "
+            "to write into)",
+            request.other_runs.size() + 1));
+}
 
-    Args checkpoint_args({"--checkpoint", request.checkpoint}, {"checkpoint"}, {});
-    LoadedRun run = load_run_from_args(checkpoint_args, request.run_dir);
-    ExploreInput input;
-    if (!request.input.empty()) {
-        input.sources = read_sources(request.input);
-        input.origin = request.input;
-    } else {
-        std::vector<std::string> test_argv;
-        if (!request.test.empty()) test_argv = {"--test", request.test};
-        Args test_args(test_argv, {"test"}, {});
-        for (const SentencePair& p : load_test_set(test_args, run.config, input.origin)) {
-            input.sources.push_back(p.source);
-            input.references.push_back(p.target);
-        }
-    }
-    input.available = input.sources.size();
-    if (input.sources.empty()) throw Error(fmt::format("{}: no sentences", input.origin));
-    if (input.sources.size() > size_t(request.limit)) {
-        input.sources.resize(size_t(request.limit));
-        if (!input.references.empty()) input.references.resize(size_t(request.limit));
-    }
-
+// The decode settings of `run` (its config's, overridden by the options).
+ExploreOptions explore_options(const ExploreRequest& request, const LoadedRun& run) {
     ExploreOptions options;
     options.decode = decode_options_from(run.config.decode);
     options.decode.beam_size = request.beam > 0                ? request.beam
@@ -151,11 +143,65 @@ ExploreReport run_explore(const ExploreRequest& request) {
     options.gradients.integrated_sentences = request.integrated_sentences;
     options.gradients.integrated_steps = request.integrated_steps;
     options.progress = request.progress;
+    return options;
+}
 
-    nlohmann::json data = explore_data(run, request.run_dir, input, options);
-    const std::string page = explore_page(data, "seqgrad explore: " + request.run_dir);
+}  // namespace
+
+ExploreInput read_explore_input(const ExploreRequest& request, const Config& config) {
+    ExploreInput input;
+    if (!request.input.empty()) {
+        input.sources = read_sources(request.input);
+        input.origin = request.input;
+    } else {
+        std::vector<std::string> test_argv;
+        if (!request.test.empty()) test_argv = {"--test", request.test};
+        Args test_args(test_argv, {"test"}, {});
+        for (const SentencePair& p : load_test_set(test_args, config, input.origin)) {
+            input.sources.push_back(p.source);
+            input.references.push_back(p.target);
+        }
+    }
+    input.available = input.sources.size();
+    if (input.sources.empty()) throw Error(fmt::format("{}: no sentences", input.origin));
+    return input;
+}
+
+ExploreReport run_explore(const ExploreRequest& request) {
+    check_options(request);
+    const std::string out = request.out.empty() ? request.run_dir + "/explore.html" : request.out;
+    check_writable(out);
+
+    // Every run is loaded and its test set read before anything is decoded, so that runs of
+    // different test sets fail at once.
+    std::vector<std::string> run_dirs = {request.run_dir};
+    run_dirs.insert(run_dirs.end(), request.other_runs.begin(), request.other_runs.end());
+    Args checkpoint_args({"--checkpoint", request.checkpoint}, {"checkpoint"}, {});
+    std::vector<LoadedRun> runs;
+    std::vector<ExploreInput> inputs;
+    std::vector<ExploreOptions> options;
+    for (const std::string& run_dir : run_dirs) {
+        runs.push_back(load_run_from_args(checkpoint_args, run_dir));
+        inputs.push_back(read_explore_input(request, runs.back().config));
+        options.push_back(explore_options(request, runs.back()));
+        if (inputs.size() > 1) check_same_test_set(run_dirs[0], inputs[0], run_dir, inputs.back());
+    }
+    std::vector<nlohmann::json> data;
+    for (size_t k = 0; k < runs.size(); ++k) {
+        ExploreInput& input = inputs[k];
+        if (input.sources.size() > size_t(request.limit)) {
+            input.sources.resize(size_t(request.limit));
+            if (!input.references.empty()) input.references.resize(size_t(request.limit));
+        }
+        if (runs.size() > 1 && request.progress) fmt::print(stderr, "{}:\n", run_dirs[k]);
+        data.push_back(explore_data(runs[k], run_dirs[k], input, options[k]));
+    }
+    std::string title = "seqgrad explore: " + run_dirs[0];
+    for (size_t k = 1; k < run_dirs.size(); ++k) title += " vs " + run_dirs[k];
+    const std::string page = explore_page(explore_runs_data(std::move(data)), title);
     write_file_atomically(out, page);
 
+    const ExploreInput& input = inputs[0];
     ExploreReport report;
     report.path = out;
     report.bytes = page.size();
@@ -177,12 +223,13 @@ int cmd_explore(const Argv& argv) {
         fmt::print("{}", kHelp);
         return 0;
     }
-    if (args.positional().size() != 1) {
+    if (args.positional().empty()) {
         fmt::print(stderr, "{}", kHelp);
         return 2;
     }
     ExploreRequest request;
     request.run_dir = args.positional()[0];
+    request.other_runs.assign(args.positional().begin() + 1, args.positional().end());
     request.test = args.get("test");
     request.input = args.get("input");
     request.limit = args.get_int("limit", 100);

@@ -30,8 +30,12 @@ int cmd_plot(const Argv& args);
 int cmd_exercises(const Argv& args);
 
 // explore: what to show (0 = the default for beam and nbest, NaN alpha = the run's).
+struct ExploreInput;  // apps/explore/explore_data.h
 struct ExploreRequest {
     std::string run_dir, out, test, input, checkpoint = "best";
+    // further runs shown side by side with run_dir (the same test sentences through each; --out
+    // is then required)
+    std::vector<std::string> other_runs;
     int limit = 100, beam = 0, nbest = 0, what_if_steps = 3;
     // saliency and gradient flow for the first gradient_sentences sentences; integrated
     // gradients for the first integrated_sentences
@@ -46,8 +50,12 @@ struct ExploreReport {
     std::string left_out;  // what --limit left out, in words; empty when nothing
 };
 // Writes the explore file atomically (default RUN_DIR/explore.html). Throws seqgrad::Error
-// naming the option, path or file on bad input.
+// naming the option, path or file on bad input, and naming both runs and the first differing
+// line when the runs compared do not share a test set.
 ExploreReport run_explore(const ExploreRequest& request);
+// explore: the sentences a run decodes: --input, --test (read as the run's config reads its test
+// set), or the run's own test split; without --limit applied. Throws Error when there are none.
+ExploreInput read_explore_input(const ExploreRequest& request, const Config& config);
 int cmd_bpe(const Argv& args);
 
 // translate: the lines of `in`, without line ends; throws naming `name` and the 1-based line

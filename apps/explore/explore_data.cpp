@@ -372,9 +372,13 @@ json add_gradients(const LoadedRun& run, const ExploreInput& input,
 json meta_json(const LoadedRun& run, const std::string& run_dir, const ExploreInput& input,
                const ExploreOptions& options, const DecodeOptions& beam) {
     const char* penalties[] = {"none", "average", "gnmt"};
+    // the RNN's cell (gru, lstm, rnn) or "transformer": what the page names the model
+    const ModelConfig& m = run.config.model;
+    const std::string model = m.kind == "rnn" ? m.cell : m.kind;
     return {{"run_dir", run_dir},
             {"checkpoint", run.checkpoint_path},
             {"task", run.task.is_dates() ? std::string("dates") : run.config.data.task},
+            {"model", model},
             {"tokenizer", run.config.data.tokenizer},
             {"attention", run.config.model.attention},
             {"hidden_size", run.config.model.hidden_size},

@@ -9,12 +9,14 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "apps/cli/commands.h"
 #include "seqgrad/models/decoding/translator.h"
@@ -143,6 +145,26 @@ nlohmann::json check_in_browser(const std::string& chromium, const std::string& 
         ++scripts;
     CHECK(scripts == 2);
     return nlohmann::json{{"dom", dom}, {"data", data}, {"selftest", t}};
+}
+
+// Opens `html` at `#fragment` and returns the page's self-test record, after the checks every
+// file passes: no error, no request, no alert, only the page's own two script elements.
+nlohmann::json open_in_browser(const std::string& chromium, const std::string& html,
+                               const std::string& fragment, const std::string& work,
+                               std::string& dom) {
+    dom = dump_dom(chromium, fmt::format("file://{}#{}", fs::absolute(html).string(), fragment),
+                   work);
+    const std::string selftest = between(dom, "<pre id=\"selftest\">", "</pre>");
+    INFO("selftest: " << selftest);
+    const nlohmann::json t = nlohmann::json::parse(selftest);
+    CHECK(t["problems"].empty());
+    CHECK(t["resources"].empty());
+    CHECK(t["alerts"] == 0);
+    size_t scripts = 0;
+    for (size_t at = dom.find("<script"); at != std::string::npos; at = dom.find("<script", at + 1))
+        ++scripts;
+    CHECK(scripts == 2);
+    return t;
 }
 
 nlohmann::json tiny_config_json(const std::string& run_dir, const std::string& task,
@@ -452,5 +474,118 @@ TEST_CASE(
     request.out = work + "/tsv.html";
     CHECK_THROWS_WITH(run_explore(request), doctest::Contains("--test FILE.tsv"));
     CHECK(!fs::exists(request.out));
+    fs::remove_all(work);
+}
+
+TEST_CASE(
+    "explore of two runs side by side: both named, every column drawn, sorted by the "
+    "difference, hostile text inert") {
+    const std::string chromium = find_chromium();
+    if (chromium.empty()) {
+        MESSAGE(
+            "[seqgrad-skip] chromium not found (apt-get install chromium): browser test "
+            "skipped");
+        return;
+    }
+    const std::string work = temp_dir("runs");
+    // Bahdanau for 1 epoch and Luong for 3: their outputs, and so their scores, differ.
+    const Config a = trained_run(work + "/bahdanau", "dates", "bahdanau");
+    Config b = tiny_config(work + "/luong", "dates", "luong_general");
+    b.train.epochs = 3;
+    TrainOptions quiet;
+    quiet.quiet = true;
+    train(b, quiet);
+    ExploreRequest request = quiet_request(a.output.run_dir, work + "/two.html", 8);
+    request.other_runs = {b.output.run_dir};
+    CHECK(run_explore(request).sentences == 8);
+    const std::string file = read_file(request.out);
+    const nlohmann::json data = nlohmann::json::parse(
+        between(file, "<script id=\"seqgrad-data\" type=\"application/json\">", "</script>"));
+    REQUIRE(data["runs"].size() == 2);
+    const std::vector<std::string> names = {a.output.run_dir, b.output.run_dir};
+    for (size_t k = 0; k < 2; ++k) {
+        CHECK(data["runs"][k]["meta"]["run_dir"] == names[k]);
+        REQUIRE(data["runs"][k]["sentences"].size() == 8);
+        CHECK(data["runs"][k]["sentences"][5]["source"] ==
+              data["runs"][0]["sentences"][5]["source"]);
+    }
+    CHECK(between(file, "<title>", "</title>").find(names[0] + " vs " + names[1]) !=
+          std::string::npos);
+
+    // Every per-sentence view draws one column per run, each from its own run's data (all the
+    // views are drawn whichever is shown).
+    const int sentence = 2;
+    for (const char* view : {"tree", "saliency"}) {
+        std::string dom;
+        const nlohmann::json t = open_in_browser(
+            chromium, request.out, fmt::format("sentence={}&view={}", sentence, view), work, dom);
+        CHECK(t["runs"] == names);
+        CHECK(t["view"] == view);
+        for (size_t k = 0; k < 2; ++k) {
+            const nlohmann::json& s = data["runs"][k]["sentences"][sentence];
+            size_t weights = 0;
+            for (const auto& row : s["nbest"][0]["attention"]) weights += row.size();
+            CHECK(t["run_tree_nodes"][k] == s["trace"]["nodes"]["parent"].size());
+            CHECK(t["run_heat_cells"][k] == weights);
+            CHECK(t["run_saliency_cells"][k] ==
+                  s["nbest"][0]["tokens"].size() * s["source_tokens"].size());
+            CHECK(t["run_gradflow_rows"][k] == s["source_tokens"].size());
+        }
+    }
+
+    // The corpus sorted by the difference in sentence BLEU, B - A (column 9), descending and
+    // ascending: the rows in that order, ties by index.
+    std::vector<std::pair<double, int>> deltas;
+    for (int i = 0; i < 8; ++i)
+        deltas.push_back({data["runs"][1]["sentences"][i]["bleu"]["beam"].get<double>() -
+                              data["runs"][0]["sentences"][i]["bleu"]["beam"].get<double>(),
+                          i});
+    REQUIRE(std::any_of(deltas.begin(), deltas.end(),
+                        [&](const auto& d) { return std::abs(d.first - deltas[0].first) > 0.5; }));
+    for (int direction : {-1, 1}) {
+        std::vector<std::pair<double, int>> order = deltas;
+        std::stable_sort(order.begin(), order.end(), [&](const auto& x, const auto& y) {
+            return direction * (x.first - y.first) < -1e-9;
+        });
+        std::vector<int> expected;
+        for (const auto& d : order) expected.push_back(d.second);
+        std::string dom;
+        const nlohmann::json t = open_in_browser(
+            chromium, request.out, fmt::format("view=corpus&sort={}", direction * 9), work, dom);
+        CHECK(t["row_order"] == nlohmann::json(expected));
+        CHECK(dom.find("\u0394 BLEU B\u2212A") != std::string::npos);
+    }
+
+    // An RNN beside a Transformer: other model kinds, the same sentences.
+    Config transformer = tiny_config(work + "/transformer", "dates", "bahdanau");
+    transformer.model.kind = "transformer";
+    transformer.model.d_model = 16;
+    transformer.model.heads = 2;
+    transformer.model.ff_size = 32;
+    transformer.model.encoder_layers = transformer.model.decoder_layers = 1;
+    train(transformer, quiet);
+    ExploreRequest kinds = quiet_request(a.output.run_dir, work + "/kinds.html", 4);
+    kinds.other_runs = {transformer.output.run_dir};
+    run_explore(kinds);
+    {
+        std::string dom;
+        const nlohmann::json t =
+            open_in_browser(chromium, kinds.out, "sentence=1&view=tree", work, dom);
+        CHECK(t["runs"][1] == transformer.output.run_dir);
+        CHECK(t["run_tree_nodes"][1] > 1);
+        CHECK(t["run_heat_cells"][1] > 0);
+    }
+
+    // A hostile line through both runs stays text in the corpus and in both columns.
+    write_file(work + "/input.txt", kHostile + "\n2001-03-03\n");
+    request.input = work + "/input.txt";
+    run_explore(request);
+    std::string dom;
+    open_in_browser(chromium, request.out, "sentence=0&view=compare", work, dom);
+    size_t shown = 0;
+    const std::string escaped = "&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;";
+    for (size_t at = dom.find(escaped); at != std::string::npos; at = dom.find(escaped, at + 1))
+        ++shown;
+    CHECK(shown >= 3);  // the corpus row, and the source line of each run's column
     fs::remove_all(work);
 }

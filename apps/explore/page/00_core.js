@@ -9,16 +9,19 @@ console.error = (...a) => { problems.push("console: " + a.join(" ")); consoleErr
 let alerts = 0;
 window.alert = () => { alerts++; };
 
-const DATA = JSON.parse(document.getElementById("seqgrad-data").textContent);
-const S = DATA.sentences, META = DATA.meta;
+// One run's data, or {"runs": [one run's data, ...]} for runs side by side: the views draw the
+// current run (DATA, S, META), which useRun(k) changes (apps/explore/page/85_runs.js).
+const FILE = JSON.parse(document.getElementById("seqgrad-data").textContent);
+const RUNS = FILE.runs || [FILE];
+let DATA = RUNS[0], S = DATA.sentences, META = DATA.meta;
 // The columns the file leaves out to stay small (apps/explore/explore_data.cpp, trace_for_page).
-for (const s of S) {
+for (const s of RUNS.flatMap(r => r.sentences)) {
   if (s.empty) continue;
   const tr = s.trace, n = tr.nodes;
   n.status = n.status.map(c => tr.status_names[c]);
   n.length_penalty = n.step.map(t => tr.length_penalty_by_step[t]);
 }
-DATA.corpus = DATA.corpus || {};
+for (const r of RUNS) r.corpus = r.corpus || {};
 const VIEWS = [["corpus", "Corpus"], ["attention", "Attention"], ["saliency", "Saliency"],
                ["gradients", "Gradient flow"], ["tree", "Beam tree"],
                ["compare", "Greedy vs beam"], ["whatif", "What-if"], ["training", "Training"]];
@@ -98,6 +101,10 @@ function readHash() {
   state.hyp = p.has("hyp") ? parseInt(p.get("hyp"), 10) || 0 : 0;
   if (p.has("words")) state.words = p.get("words") === "1";
   if (p.has("method")) state.method = p.get("method");
+  if (p.has("sort")) {  // the corpus table's column (from 0), "-" for descending
+    const last = (RUNS.length > 1 ? runsColumns() : COLUMNS).length - 1;
+    state.sort = [Math.min(last, Math.abs(parseInt(p.get("sort"), 10) || 0)), p.get("sort").startsWith("-") ? -1 : 1];
+  }
   if (p.has("zoom")) state.zoom = Math.max(0.25, Math.min(2, parseFloat(p.get("zoom")) || 1));
   for (const f of HASH_FIELDS) f.read(p);
 }
@@ -108,14 +115,19 @@ function writeHash() {
   if (location.hash !== h) history.replaceState(null, "", h);
 }
 function header() {
-  document.getElementById("title").textContent = "seqgrad explore \u2014 " + META.run_dir;
+  document.getElementById("title").textContent = "seqgrad explore \u2014 " + RUNS.map(r => r.meta.run_dir).join(" vs ");
+  if (RUNS.length > 1) runsHeader();
+  else runSummary(document.getElementById("meta"), document.getElementById("scores"));
+  tabsAndPicker();
+}
+// The current run's settings into `metaBox`, its corpus scores (and their signatures) into `box`.
+function runSummary(metaBox, box, signatures = true) {
   const lp = META.length_penalty === "none" ? "no length penalty" : `${META.length_penalty} length penalty, alpha ${META.alpha}`;
-  document.getElementById("meta").textContent =
+  metaBox.textContent =
     `${META.task} task, ${META.tokenizer}-level, ` + (META.transformer ? transformerSummary(META.transformer)
       : `${META.attention} attention, hidden ${META.hidden_size}`) + "; " +
     `checkpoint ${META.checkpoint}; beam ${META.beam_size}, n-best ${META.nbest}, ${lp}, max length ${META.max_length}; ` +
     `${META.sentences} sentences from ${META.origin}` + (META.available > META.sentences ? ` (the first ${META.sentences} of ${META.available})` : "");
-  const box = document.getElementById("scores");
   for (const name of ["greedy", "beam"]) {
     const c = DATA.corpus[name];
     if (!c) continue;
@@ -127,11 +139,17 @@ function header() {
   }
   const ag = DATA.corpus.agreement;
   if (ag) box.append(el("div", { class: "muted" }, `attention vs saliency (${ag.method}), mean over ${ag.sentences} sentences: argmax agrees at ${fmt(100 * ag.argmax_share, 0)}% of the steps, Spearman ${fmt(ag.mean_spearman, 3)}`));
+  if (signatures) scoreSignatures(box);
+}
+// The signatures of the current run's corpus scores (the same definitions for every run).
+function scoreSignatures(box) {
   const defs = (DATA.corpus.greedy || {}).definitions;
   if (defs)
     box.append(el("div", { class: "muted" }, ...defs.flatMap(d => [`${d.label}: ${d.signature}`, el("br")])));
   else if (DATA.corpus.bleu_signature)
     box.append(el("div", { class: "muted" }, "BLEU|" + DATA.corpus.bleu_signature, el("br"), "chrF2|" + DATA.corpus.chrf_signature));
+}
+function tabsAndPicker() {
   const tabs = document.getElementById("tabs");
   for (const [id, label] of VIEWS)
     tabs.append(el("button", { type: "button", role: "tab", id: "tab-" + id, "aria-controls": "view-" + id,

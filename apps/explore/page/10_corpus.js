@@ -21,6 +21,7 @@ function flags(s) {
   return out;
 }
 function renderCorpus() {
+  if (RUNS.length > 1) return renderRunsCorpus();
   const head = clear(document.querySelector("#corpus-table thead")), row = el("tr");
   COLUMNS.forEach(([name], c) => {
     const arrow = state.sort[0] === c ? (state.sort[1] > 0 ? " \u25b2" : " \u25bc") : "";

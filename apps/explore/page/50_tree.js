@@ -116,13 +116,13 @@ function treeKey(e, i, children, n) {
     const sib = i > 0 ? children[n.parent[i]] : [0], k = sib.indexOf(i) + (e.key === "ArrowDown" ? 1 : -1);
     if (k >= 0 && k < sib.length) j = sib[k];
   }
-  if (j >= 0) { e.preventDefault(); document.querySelector(`g.node[data-node="${j}"]`).focus(); }
+  if (j >= 0) { e.preventDefault(); document.getElementById("tree-svg").querySelector(`g.node[data-node="${j}"]`).focus(); }
 }
 function details(i) {
   const s = S[state.sentence], n = s.trace.nodes, box = clear(document.getElementById("tree-details"));
   state.node = i;
-  for (const g of document.querySelectorAll("g.node.current")) g.classList.remove("current");
-  document.querySelector(`g.node[data-node="${i}"]`)?.classList.add("current");
+  for (const g of document.querySelectorAll("#tree-svg g.node.current")) g.classList.remove("current");
+  document.querySelector(`#tree-svg g.node[data-node="${i}"]`)?.classList.add("current");
   const prefix = [];
   for (let k = i; k > 0; k = n.parent[k]) prefix.unshift(tok(n.token[k]));
   box.append(el("div", {}, el("b", {}, i === 0 ? "the start symbol <s>" : `step ${n.step[i]}: "${tok(n.token[i])}"`)));

@@ -19,11 +19,13 @@ function selftest() {
 
 const renderTimes = {};  // ms per view for the last sentence drawn (the test reads them)
 function renderSentence() {
-  for (const f of [renderAttention, renderSaliency, renderGradients, renderTree, renderCompare, renderWhatIf, ...SENTENCE_VIEWS]) {
-    const t0 = performance.now();
-    try { f(); } catch (e) { problems.push(`${f.name}: ${e.message}`); consoleError(e); }
-    renderTimes[f.name] = Math.round(performance.now() - t0);
-  }
+  eachRun(() => {
+    for (const f of [renderAttention, renderSaliency, renderGradients, renderTree, renderCompare, renderWhatIf, ...SENTENCE_VIEWS]) {
+      const t0 = performance.now();
+      try { f(); } catch (e) { problems.push(`${f.name}: ${e.message}`); consoleError(e); }
+      renderTimes[f.name] = Math.round(performance.now() - t0);
+    }
+  });
   const s = S[state.sentence];
   document.getElementById("picker-note").textContent = s.empty ? "(empty line)" : (s.reference !== undefined ? "reference: " + s.reference : "");
 }
@@ -32,7 +34,7 @@ header();
 readHash();
 renderCorpus();
 document.getElementById("filter").addEventListener("input", renderCorpus);
-renderTraining();
+eachRun(renderTraining);
 if (S.length) { choose(state.sentence); } else { document.getElementById("view-corpus").append(el("p", {}, "No sentences.")); }
 show(state.view);
 window.addEventListener("hashchange", () => { readHash(); choose(state.sentence); show(state.view); selftest(); });
