@@ -49,7 +49,7 @@ MatmulDims check_matmul(const Tensor& a, const Tensor& b, bool ta, bool tb) {
 
 }  // namespace
 
-// C = op(A) op(B)
+// C = op(A) op(B);  d op(A) += dC op(B)ᵀ,  d op(B) += op(A)ᵀ dC   (op(X) = X or Xᵀ)
 Tensor matmul(const Tensor& a, const Tensor& b, bool ta, bool tb) {
     MatmulDims d = check_matmul(a, b, ta, tb);
     Shape out_shape = a.rank() == 2 ? Shape{d.M, d.N}

@@ -96,6 +96,7 @@ Tensor mean(const Tensor& x) {
 Tensor sum(const Tensor& x, int dim, bool keepdim) {
     return sum_dim_scaled("sum_dim", x, dim, keepdim, 1);
 }
+// m[o,i] = Σ_k x[o,k,i] / n;  dx[o,k,i] += dm[o,i] / n
 Tensor mean(const Tensor& x, int dim, bool keepdim) {
     return sum_dim_scaled("mean_dim", x, dim, keepdim, real(1) / real(x.shape()[dim]));
 }

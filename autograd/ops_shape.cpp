@@ -120,6 +120,28 @@ Tensor transpose(const Tensor& x) {
     return out;
 }
 
+namespace {
+
+// The elements of a 4-D tensor [n0,n1,n2,n3] read through strides (a transposed view): calls
+// f(o, source) for every output element o = (i0, i1, i2, i3) in order, source = Σ i_k stride_k.
+// transpose recomputes these in its backward rather than keeping a table of them (8 bytes per
+// element).
+struct StridedWalk {
+    int64_t n[4], stride[4];
+    template <class F>
+    void operator()(F f) const {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < n[0]; ++i0)
+            for (int64_t i1 = 0; i1 < n[1]; ++i1)
+                for (int64_t i2 = 0; i2 < n[2]; ++i2) {
+                    const int64_t base = i0 * stride[0] + i1 * stride[1] + i2 * stride[2];
+                    for (int64_t i3 = 0; i3 < n[3]; ++i3) f(o++, base + i3 * stride[3]);
+                }
+    }
+};
+
+}  // namespace
+
 // y = x with dims d0 and d1 swapped (PyTorch's x.transpose(d0, d1); a copy);  dx = dy swapped back
 Tensor transpose(const Tensor& x, int dim0, int dim1) {
     const int d0 = x.shape().normalize_dim(dim0), d1 = x.shape().normalize_dim(dim1);
@@ -132,21 +154,16 @@ Tensor transpose(const Tensor& x, int dim0, int dim1) {
     std::swap(n[pad + d0], n[pad + d1]);
     std::swap(stride[pad + d0], stride[pad + d1]);
     Shape out_shape = x.shape().with_dim(d0, x.size(d1)).with_dim(d1, x.size(d0));
-    std::vector<int64_t> source(size_t(x.numel()));  // out element o comes from x[source[o]]
-    int64_t o = 0;
-    for (int64_t i0 = 0; i0 < n[0]; ++i0)
-        for (int64_t i1 = 0; i1 < n[1]; ++i1)
-            for (int64_t i2 = 0; i2 < n[2]; ++i2)
-                for (int64_t i3 = 0; i3 < n[3]; ++i3)
-                    source[size_t(o++)] =
-                        i0 * stride[0] + i1 * stride[1] + i2 * stride[2] + i3 * stride[3];
+    const StridedWalk walk{{n[0], n[1], n[2], n[3]}, {stride[0], stride[1], stride[2], stride[3]}};
     Tensor out = make_result(out_shape);
-    for (size_t i = 0; i < source.size(); ++i) out.data()[i] = x.data()[source[i]];
-    record(out, "transpose_dims", {x}, [source = std::move(source)](Node& out) {
+    real* y = out.data();
+    const real* xd = x.data();
+    walk([&](int64_t o, int64_t source) { y[o] = xd[source]; });
+    record(out, "transpose_dims", {x}, [walk](Node& out) {
         real* gx = parent_grad(out, 0);
         if (!gx) return;
         const real* g = out.grad.data();
-        for (size_t i = 0; i < source.size(); ++i) gx[source[i]] += g[i];
+        walk([&](int64_t o, int64_t source) { gx[source] += g[o]; });
     });
     return out;
 }
@@ -170,7 +187,7 @@ Tensor concat(const std::vector<Tensor>& xs, int dim) {
     return join("concat", xs, first.with_dim(d, total), outer);
 }
 
-// y = stack of equal-shaped x_i along a new dim
+// y = stack of equal-shaped x_i along a new dim;  dx_i += dy's slice i along that dim
 Tensor stack(const std::vector<Tensor>& xs, int dim) {
     if (xs.empty()) throw Error("stack: no tensors");
     const Shape& first = xs[0].shape();

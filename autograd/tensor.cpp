@@ -1,5 +1,7 @@
 #include "seqgrad/autograd/tensor.h"
 
+#include "seqgrad/autograd/tape_scope.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -149,6 +151,7 @@ static bool record_impl(Tensor& out, const char* op, const Range& inputs, Backwa
     node.parents.reserve(inputs.size());
     for (const Tensor& t : inputs) node.parents.push_back(t.node_ptr());
     node.backward = std::move(fn);
+    TapeRecording::note(node);  // its scope label, when a recording is on (autograd/tape_scope.h)
     return true;
 }
 
@@ -167,6 +170,38 @@ static void throw_if_freed(const Node& node) {
             "backward: the graph through '{}' (shape {}) was already freed by an earlier "
             "backward; run the forward pass again to build a new graph",
             node.op ? node.op : "?", node.shape.str()));
+}
+
+// Orders the graph: iterative depth-first post-order (a decoder unrolled over 50 steps makes
+// graphs thousands of ops deep, too deep for recursion). Only nodes that require grad. The result
+// holds owning pointers: backward, freeing a node's inputs, must not destroy an input whose own
+// backward has not run yet.
+static std::vector<NodePtr> post_order(const NodePtr& root) {
+    std::vector<NodePtr> order;
+    std::unordered_set<Node*> visited;
+    std::vector<std::pair<NodePtr, size_t>> stack;  // node, index of next parent to visit
+    stack.emplace_back(root, 0);
+    visited.insert(root.get());
+    while (!stack.empty()) {
+        NodePtr node = stack.back().first;
+        size_t next = stack.back().second++;
+        if (next < node->parents.size()) {
+            const NodePtr& parent = node->parents[next];
+            if (parent->requires_grad && visited.insert(parent.get()).second) {
+                throw_if_freed(*parent);
+                stack.emplace_back(parent, 0);
+            }
+        } else {
+            order.push_back(std::move(node));
+            stack.pop_back();
+        }
+    }
+    return order;
+}
+
+std::vector<NodePtr> recorded_graph(const Tensor& root) {
+    throw_if_freed(root.node());
+    return post_order(root.node_ptr());
 }
 
 void Tensor::backward() {
@@ -189,29 +224,7 @@ void Tensor::backward(const Tensor& grad_output) {
                                 grad_output.shape().str(), root.shape.str()));
     throw_if_freed(root);
 
-    // Order the graph: iterative depth-first post-order (a decoder unrolled over 50 steps makes
-    // graphs thousands of ops deep, too deep for recursion). Only nodes that require grad.
-    // `order` holds owning pointers: freeing a node's inputs below must not destroy an input
-    // whose own backward has not run yet.
-    std::vector<NodePtr> order;
-    std::unordered_set<Node*> visited;
-    std::vector<std::pair<NodePtr, size_t>> stack;  // node, index of next parent to visit
-    stack.emplace_back(node_, 0);
-    visited.insert(&root);
-    while (!stack.empty()) {
-        NodePtr node = stack.back().first;
-        size_t next = stack.back().second++;
-        if (next < node->parents.size()) {
-            const NodePtr& parent = node->parents[next];
-            if (parent->requires_grad && visited.insert(parent.get()).second) {
-                throw_if_freed(*parent);
-                stack.emplace_back(parent, 0);
-            }
-        } else {
-            order.push_back(std::move(node));
-            stack.pop_back();
-        }
-    }
+    std::vector<NodePtr> order = post_order(node_);
 
     real* seed = root.mutable_grad_data();
     for (int64_t i = 0; i < root.numel(); ++i) seed[i] += grad_output.data()[i];

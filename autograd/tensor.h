@@ -156,6 +156,11 @@ class Tensor {
     NodePtr node_;
 };
 
+// The nodes backward() visits from `root`: root and every node that requires grad reachable
+// through parents, each once, inputs before the ops that read them (depth-first post-order).
+// For inspecting a graph before backward frees it (the explorer's tape view).
+std::vector<NodePtr> recorded_graph(const Tensor& root);
+
 // Grad mode: ops record backward rules only while it is on (it is on by default).
 bool grad_enabled();
 class NoGradGuard {

@@ -33,9 +33,9 @@
 #include "apps/cli/run_args.h"
 #include "seqgrad/data/bleu.h"
 #include "seqgrad/models/decoding/decoding.h"
+#include "seqgrad/models/decoding/translator.h"
 #include "seqgrad/models/model/seq2seq.h"
 #include "seqgrad/models/run/run.h"
-#include "seqgrad/models/decoding/translator.h"
 
 using namespace seqgrad;
 
@@ -148,7 +148,7 @@ void measure_attention(const Model& m, const Batch& batch, const std::vector<std
         const Seq2Seq::StateParts after = model.state_parts(state);
         const AttentionResult again = model.decoder.attention->forward(
             luong ? after.top_hidden : before.top_hidden, after.encoder_outputs,
-            after.keys_projected, after.mask, before.output_step);
+            after.keys_projected, after.mask, before.output_step, before.coverage);
         for (int64_t i = 0; i < B * S; ++i)
             if (std::fabs(again.weights.data()[i] - step.attention.data()[i]) > 1e-5)
                 throw Error(

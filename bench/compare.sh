@@ -6,8 +6,10 @@
 #      for --rounds rounds; each cell = median over the rounds) for every config of --configs
 #      and every thread count of --threads: ms/step, target tokens/s, useful GFLOP/s, peak RSS
 #      and the ratios ours/torch;
-#   2. decoding (config (a)-sized model), alternated the same way: sentences/s, greedy and
-#      beam 5, batch 1 and batched (the torch baseline does beam 5 at batch 1 only);
+#   2. decoding (config (a)-sized model, and the config (t) Transformer), alternated the same
+#      way: sentences/s, greedy and beam 5, batch 1 and batched (the torch baselines do beam 5
+#      at batch 1 only; the Transformer's re-runs its decoder on the whole prefix at each step,
+#      as PyTorch's tutorial does, where seqgrad attends over cached keys and values);
 #   3. roofline of --roofline-config (default c) at 1 thread: build/bench/sgemm_roofline
 #      --config c runs cblas_sgemm once on every GEMM shape of that config's training step
 #      (forward, dX and dW of each product); the roofline is the FLOP-weighted throughput of
@@ -26,10 +28,13 @@
 #   --rounds R            alternations (A B A B ...) per measurement, median shown (default 3)
 #   --seconds S           timed seconds per training/decoding measurement, after warm-up (10)
 #   --threads "1 2"       thread counts for training and decoding (default "1 2")
-#   --configs "a b c d e" training configs (default all five)
+#   --configs "a b c d e" training configs (default all five; also t = the Transformer and
+#                         g = the tutorial's GRU model, bench/synthetic.h, against
+#                         bench/torch_tutorials.py)
 #   --cell gru|lstm       training: the recurrent cell of both sides' models (default gru;
 #                         lstm: model.cell "lstm" against nn.LSTM / nn.LSTMCell)
 #   --decode-modes LIST   mode:batch pairs (default "greedy:1 beam5:1 greedy:32 beam5:32")
+#   --decode-configs LIST decoding models: a (Bahdanau) and/or t (Transformer) (default "a")
 #   --roofline-config X   config of the roofline section (default c)
 #   --roofline-seconds S  seconds per sgemm shape (default 0.5; about 20 shapes)
 #   --growth-config X     config of the cost-growth section (default a)
@@ -66,6 +71,7 @@ threads_list="1 2"
 configs="a b c d e"
 cell=gru
 decode_modes="greedy:1 beam5:1 greedy:32 beam5:32"
+decode_configs="a"
 roofline_config=c
 roofline_seconds=0.5
 growth_config=a
@@ -90,6 +96,7 @@ while [[ $# -gt 0 ]]; do
     --configs) need "$@"; configs="$2"; shift 2 ;;
     --cell) need "$@"; cell="$2"; shift 2 ;;
     --decode-modes) need "$@"; decode_modes="$2"; shift 2 ;;
+    --decode-configs) need "$@"; decode_configs="$2"; shift 2 ;;
     --roofline-config) need "$@"; roofline_config="$2"; shift 2 ;;
     --roofline-seconds) need "$@"; roofline_seconds="$2"; shift 2 ;;
     --growth-config) need "$@"; growth_config="$2"; shift 2 ;;
@@ -113,6 +120,7 @@ ours_train="$build/bench/train_throughput"
 ours_decode="$build/bench/decode_throughput"
 ours_sgemm="$build/bench/sgemm_roofline"
 torch_py="$here/torch_baseline.py"
+torch_tutorials_py="$here/torch_tutorials.py"
 
 if ! "$py" -c 'import torch' 2>/dev/null; then
   echo "compare.sh: PyTorch missing for $py: apt-get install -y python3-torch" >&2
@@ -140,7 +148,8 @@ run() {
     echo "compare.sh: [$label] exited with $rc (stderr tail below)" >&2
     tail -n 5 "$logfile" >&2
   fi
-  printf '%s\n' "$out" | CMP_SECTION="$section" "$py" -c '
+  # the 1-minute load average as the measurement ends, kept with its JSON line
+  printf '%s\n' "$out" | CMP_SECTION="$section" CMP_LOAD1="$(cut -d' ' -f1 /proc/loadavg)" "$py" -c '
 import json, os, sys
 for line in sys.stdin:
     line = line.strip()
@@ -152,16 +161,22 @@ for line in sys.stdin:
         continue
     if isinstance(d, dict) and "impl" in d:
         d["section"] = os.environ["CMP_SECTION"]
+        d["load1"] = float(os.environ["CMP_LOAD1"])
         print(json.dumps(d, separators=(",", ":")))
 ' >>"$rawfile"
 }
 
 train_pair() {  # train_pair SECTION CONFIG THREADS ROUND [--ours-only]
   local section="$1" c="$2" n="$3" r="$4" ours_only="${5:-}"
+  # the tutorial models (t, g) have their own cells; --cell is for configs a..e
+  local cell_args=(--cell "$cell") torch_args=("$torch_py" --cell "$cell")
+  if [[ $c == t || $c == g ]]; then cell_args=(); torch_args=("$torch_tutorials_py"); fi
+  # g's steps are long (batch 128): 3 warm-up steps on both sides instead of 10
+  if [[ $c == g ]]; then cell_args+=(--warmup-steps 3); torch_args+=(--warmup-steps 3); fi
   if [[ -x "$ours_train" ]]; then run "$section" "$n" "train $c round $r seqgrad" \
-    "$ours_train" --config "$c" --cell "$cell" --threads "$n" --seconds "$seconds"; fi
+    "$ours_train" --config "$c" "${cell_args[@]}" --threads "$n" --seconds "$seconds"; fi
   if [[ $have_torch -eq 1 && -z "$ours_only" ]]; then run "$section" "$n" "train $c round $r torch" \
-    "$py" "$torch_py" --bench train --config "$c" --cell "$cell" --threads "$n" --seconds "$seconds"; fi
+    "$py" "${torch_args[@]}" --bench train --config "$c" --threads "$n" --seconds "$seconds"; fi
 }
 
 roofline() {
@@ -191,15 +206,19 @@ if [[ $do_roofline -eq 1 && $roofline_done -eq 0 ]]; then
 fi
 
 if [[ $do_decode -eq 1 ]]; then
-  for mb in $decode_modes; do
-    m="${mb%%:*}"; b="${mb##*:}"
-    for n in $threads_list; do
-      for ((r = 1; r <= rounds; r++)); do
-        if [[ -x "$ours_decode" ]]; then run decode "$n" "decode $m b$b round $r seqgrad" \
-          "$ours_decode" --mode "$m" --batch "$b" --threads "$n" --seconds "$seconds"; fi
-        # the torch baseline implements beam search for batch 1 only
-        if [[ $have_torch -eq 1 && ($m != beam5 || $b == 1) ]]; then run decode "$n" "decode $m b$b round $r torch" \
-          "$py" "$torch_py" --bench decode --mode "$m" --batch "$b" --threads "$n" --seconds "$seconds"; fi
+  for dc in $decode_configs; do
+    torch_decode="$torch_py"
+    [[ $dc == t ]] && torch_decode="$torch_tutorials_py"
+    for mb in $decode_modes; do
+      m="${mb%%:*}"; b="${mb##*:}"
+      for n in $threads_list; do
+        for ((r = 1; r <= rounds; r++)); do
+          if [[ -x "$ours_decode" ]]; then run decode "$n" "decode $dc $m b$b round $r seqgrad" \
+            "$ours_decode" --config "$dc" --mode "$m" --batch "$b" --threads "$n" --seconds "$seconds"; fi
+          # the torch baselines implement beam search for batch 1 only
+          if [[ $have_torch -eq 1 && ($m != beam5 || $b == 1) ]]; then run decode "$n" "decode $dc $m b$b round $r torch" \
+            "$py" "$torch_decode" --bench decode --config "$dc" --mode "$m" --batch "$b" --threads "$n" --seconds "$seconds"; fi
+        done
       done
     done
   done
@@ -311,10 +330,18 @@ def verdict(r, target, higher=True):
 
 CONFIGS = ("a = Bahdanau E=H=A=256 batch 32 vocab 4000/6000; b = a with batch 64; "
            "c = E=H=A=512 batch 64; d = Luong general E=H=256 batch 32; "
-           "e = tiny Bahdanau E=H=A=64 batch 16 vocab 50/50")
+           "e = tiny Bahdanau E=H=A=64 batch 16 vocab 50/50; "
+           "t = Transformer (nn.Transformer(batch_first=True) in the form of PyTorch's translation "
+           "tutorial: embeddings x sqrt(d) + sinusoidal positions, 3 + 3 layers, d_model 256, 8 "
+           "heads, feed-forward 512, output projection, cross-entropy) batch 32 vocab 4000/6000; "
+           "g = the GRU model of bentrevett/pytorch-seq2seq notebook 3 (bidirectional GRU encoder "
+           "emb 256 hid 512, bridge tanh(fc), decoder GRU 512, additive attention 512, deep "
+           "output [h; c; emb]) batch 128 vocab 7853/5893, lengths uniform in 5..19 (mean 12). "
+           "No dropout in any config. PyTorch runs t and g as bench/torch_tutorials.py (its header "
+           "lists how its forms differ from the tutorials' code)")
 
 # --------------------------------------------------------------------------- training
-TRAIN_TARGET = {("a", 1): 1.8, ("a", 2): 2.5, ("e", 1): 5.0, ("e", 2): 5.0}
+TRAIN_TARGET = {("a", 1): 1.8, ("a", 2): 2.5, ("e", 1): 5.0, ("e", 2): 5.0, ("t", 1): 1.5}
 train = sorted({(r["config"], r["threads"]) for r in pick("train") if r.get("bench") == "train"})
 if train:
     print("### Training step (forward + backward + clip_grad_norm 1.0 + Adam)\n")
@@ -334,22 +361,51 @@ if train:
               f"| {times(rt)} | {verdict(rt, tgt) if tgt else '-'} | {fmt(o_gf, 2)} | {fmt(t_gf, 2)} "
               f"| {fmt(o_rss)} | {fmt(t_rss)} | {fmt(rr, 2)} | {verdict(rr, 0.5, higher=False)} |")
     print()
-    print(f"configs: {CONFIGS}. Source and target lengths uniform in 5..12 (EOS included). "
+    # CPU time per step (the process's, all threads): on a loaded machine the time spent
+    # waiting for a core is in the wall time but mostly not in the CPU time
+    for c, n in train:
+        m = dict(bench="train", config=c, threads=n)
+        o_cpu = med("train", "seqgrad", "cpu_ms_per_step", **m)
+        t_cpu = med("train", "torch", "cpu_ms_per_step", **m)
+        if o_cpu is not None and t_cpu is not None:
+            print(f"CPU ms/step of ({c}) at {n} thread(s), median: seqgrad {fmt(o_cpu, 1)}, torch "
+                  f"{fmt(t_cpu, 1)}: torch / seqgrad {times(ratio(t_cpu, o_cpu))}  ")
+    loads = [r["load1"] for r in pick("train") if isinstance(r.get("load1"), (int, float))]
+    if loads:
+        print(f"1-minute load average as each training run ended: {min(loads):.1f}..{max(loads):.1f}"
+              f" (median {statistics.median(loads):.1f})  ")
+    for c in sorted({c for c, _ in train}):
+        o_p = [r.get("parameters") for r in pick("train", "seqgrad", bench="train", config=c)]
+        t_p = [r.get("parameters") for r in pick("train", "torch", bench="train", config=c)]
+        if any(o_p) or any(t_p):
+            print(f"parameters of ({c}): seqgrad {fmt(next((p for p in o_p if p), None), 0)}, "
+                  f"torch {fmt(next((p for p in t_p if p), None), 0)}  ")
+    print(f"configs: {CONFIGS}. Source and target lengths uniform in 5..12 (EOS included) but g's. "
           "tok/s = non-pad target tokens (EOS included) per second at the median step time; "
           "GFLOP/s = useful GFLOP/s, the FLOPs of the non-pad matrix work (forward products x3 "
           "for forward + backward, counted the same way for both: bench/synthetic.h "
           "training_flops, torch_baseline.py useful_flops) per second at the median step time.\n")
 
 # --------------------------------------------------------------------------- decoding
-dec = sorted({(r["mode"], r["batch"], r["threads"]) for r in pick("decode") if r.get("bench") == "decode"},
-             key=lambda k: (k[0] != "greedy", k[1], k[2]))
-if dec:
-    print("### Decoding (config (a)-sized Bahdanau model, max length 20)\n")
+DECODE_TITLE = {
+    "a": "config (a)-sized Bahdanau model, max length 20",
+    "t": "config (t) Transformer, max length 20; seqgrad decodes incrementally (each step "
+         "attends over cached keys and values), PyTorch re-runs the decoder on the whole prefix "
+         "at each step, as its tutorial does",
+}
+for r in rows:  # torch_baseline.py's decode lines (config a) carry no "config" key
+    if r.get("section") == "decode":
+        r.setdefault("config", "a")
+for dcfg in sorted({r["config"] for r in pick("decode") if r.get("bench") == "decode"}):
+    dec = sorted({(r["mode"], r["batch"], r["threads"]) for r in pick("decode", config=dcfg)
+                  if r.get("bench") == "decode"},
+                 key=lambda k: (k[0] != "greedy", k[1], k[2]))
+    print(f"### Decoding ({DECODE_TITLE.get(dcfg, dcfg)})\n")
     print("| mode | batch | threads | seqgrad sent/s | torch sent/s | ratio | target met "
           "| seqgrad RSS MB | torch RSS MB | RSS ratio | RSS <= 0.5 |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for mode, b, n in dec:
-        m = dict(bench="decode", mode=mode, batch=b, threads=n)
+        m = dict(bench="decode", config=dcfg, mode=mode, batch=b, threads=n)
         o, t = med("decode", "seqgrad", "sentences_per_s", **m), med("decode", "torch", "sentences_per_s", **m)
         o_rss, t_rss = med("decode", "seqgrad", "peak_rss_mb", **m), med("decode", "torch", "peak_rss_mb", **m)
         r, rr = ratio(o, t), ratio(o_rss, t_rss)
@@ -357,8 +413,12 @@ if dec:
               f"| {verdict(r, 3.0) if mode == 'beam5' else '-'} | {fmt(o_rss)} | {fmt(t_rss)} "
               f"| {fmt(rr, 2)} | {verdict(rr, 0.5, higher=False)} |")
     print()
+    loads = [r["load1"] for r in pick("decode", config=dcfg) if isinstance(r.get("load1"), (int, float))]
+    if loads:
+        print(f"1-minute load average as each decoding run ended: {min(loads):.1f}..{max(loads):.1f}"
+              f" (median {statistics.median(loads):.1f})  ")
     print("beam5 = beam width 5, length penalty score/len^0.6 on finished hypotheses; "
-          "sent/s = source sentences decoded per second. The torch baseline decodes beam 5 "
+          "sent/s = source sentences decoded per second. The torch baselines decode beam 5 "
           "at batch 1 only (n/a at larger batches).\n")
 
 # --------------------------------------------------------------------------- roofline
@@ -395,6 +455,11 @@ if summ or ours_rows:
     print(f"| sgemm roofline = FLOP-weighted GFLOP/s of ({rc})'s GEMM mix | {fmt(w, 2)} |")
     print(f"| ms sgemm alone needs for the step's useful GEMM work | {fmt(s.get('sgemm_ms_per_step'), 1)} |")
     met = "" if eff is None else (" (target >= 75%: " + ("met" if eff >= 0.75 else "**not met**") + ")")
+    cpu_rows = [r["cpu_ms_per_step"] for r in ours_rows if isinstance(r.get("cpu_ms_per_step"), (int, float))]
+    if cpu_rows and s.get("useful_gflop_per_step") and w:
+        cpu_gf = s["useful_gflop_per_step"] / (statistics.median(cpu_rows) / 1e3)
+        print(f"| the same by CPU time (useful GFLOP per CPU second of the step: "
+              f"{fmt(cpu_gf, 2)}) / roofline | {fmt(100 * cpu_gf / w)}% |")
     print(f"| **efficiency = useful GFLOP/s / roofline** | **{fmt(None if eff is None else 100 * eff)}%**{met} |")
     print(f"| for reference: best single shape of the mix, GFLOP/s | {fmt(best, 2)} "
           f"(efficiency against it {fmt(None if ratio(ours_gf, best) is None else 100 * ratio(ours_gf, best))}%) |")
@@ -406,7 +471,10 @@ if summ or ours_rows:
           "B, the all-steps encoder products at B x padded source length, the output projection "
           "at the real target tokens of a batch. Attention scores/context (no GEMM, "
           f"{fmt(s.get('non_gemm_gflop_per_step'), 3)} GFLOP/step) count in our useful GFLOP/s "
-          "but not in the mix.\n")
+          "but not in the mix." + (" The Transformer's products (each once per layer) run over "
+          "all B x padded-length positions, the output projection over the real target tokens; "
+          "its per-head q·k and a·v products count as the non-GEMM part." if rc == "t" else "")
+          + "\n")
 
 # --------------------------------------------------------------------------- cost growth
 g = [r for r in pick("growth", "seqgrad") if r.get("bench") == "train"]

@@ -1,10 +1,13 @@
 // Decoding speed of a config-(a)-sized Bahdanau model (random seeded weights, E=H=A=256,
-// vocabularies 4000/6000) on sources from the benchmark distribution: greedy and beam 5
-// (alpha 0.6, score / len^alpha, max length 20), sentence by sentence (batch 1) or batched.
+// vocabularies 4000/6000) or, --config t, of the config-(t) Transformer (bench/synthetic.h), on
+// sources from the benchmark distribution: greedy and beam 5 (alpha 0.6, score / len^alpha, max
+// length 20), sentence by sentence (batch 1) or batched. The Transformer decodes incrementally:
+// each step attends over the cached keys and values of the steps before it.
 // Prints one JSON line:
-//   {"impl":"seqgrad","bench":"decode","mode":"beam5","batch":1,"threads":1,
+//   {"impl":"seqgrad","bench":"decode","config":"a","mode":"beam5","batch":1,"threads":1,
 //    "sentences_per_s":..,"sentences":..,"cpu_ms_per_sentence":..,"mean_len":..,"peak_rss_mb":..}
-// usage: decode_throughput --mode greedy|beam5 [--batch B] [--threads N] [--seconds S]
+// usage: decode_throughput --mode greedy|beam5 [--config a|t] [--batch B] [--threads N]
+//                          [--seconds S]
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -16,7 +19,7 @@
 #include "seqgrad/autograd/kernels/gemm.h"
 #include "seqgrad/autograd/kernels/parallel.h"
 #include "seqgrad/models/decoding/decoding.h"
-#include "seqgrad/models/model/seq2seq.h"
+#include "seqgrad/models/model/translation_model.h"
 #include "synthetic.h"
 
 using namespace seqgrad;
@@ -33,19 +36,21 @@ static double process_cpu_seconds() {
 
 int main(int argc, char** argv) {
     Args args(std::vector<std::string>(argv + 1, argv + argc),
-              {"mode", "batch", "threads", "seconds", "seed"}, {});
+              {"mode", "config", "batch", "threads", "seconds", "seed"}, {});
     const std::string mode = args.get("mode", "greedy");
     if (mode != "greedy" && mode != "beam5") throw Error("--mode: greedy or beam5");
     const int threads = args.get_int("threads", 1);
     const double seconds = args.get_double("seconds", 10);
-    bench::BenchConfig c = bench::bench_config("a");
+    bench::BenchConfig c = bench::bench_config(args.get("config", "a"));
+    if (c.name != "a" && c.name != "t") throw Error("--config: a or t");
     c.B = args.get_int("batch", 1);
     set_blas_threads(threads);  // the encoder's products over all source positions
-    set_num_threads(threads);   // the decoder's small products, split by column (autograd/kernels/gemm.cpp)
+    set_num_threads(
+        threads);  // the decoder's small products, split by column (autograd/kernels/gemm.cpp)
 
     Rng rng(uint64_t(args.get_int("seed", 0)));
-    Seq2Seq model(bench::model_config(c), c.Vs, c.Vt, rng);
-    model.eval();
+    std::unique_ptr<TranslationModel> model = make_model(bench::model_config(c), c.Vs, c.Vt, rng);
+    model->eval();
     std::vector<Batch> pool = bench::batch_pool(c, 2, 64 / std::min(c.B, 64) + 1);
     DecodeOptions options;
     options.beam_size = mode == "beam5" ? 5 : 1;
@@ -58,12 +63,12 @@ int main(int argc, char** argv) {
     auto decode = [&] {
         NoGradGuard no_grad;
         const Batch& batch = pool[next++ % pool.size()];
-        DecoderState state = model.initial_state(model.encode(batch));
+        DecoderState state = model->start_decoding(batch);
         if (options.beam_size == 1) {
-            for (const Hypothesis& h : greedy_decode(model, state, options, batch.src_lengths))
+            for (const Hypothesis& h : greedy_decode(*model, state, options, batch.src_lengths))
                 output_tokens += int64_t(h.tokens.size());
         } else {
-            for (const auto& nbest : beam_search(model, state, options, batch.src_lengths))
+            for (const auto& nbest : beam_search(*model, state, options, batch.src_lengths))
                 output_tokens += int64_t(nbest[0].tokens.size());
         }
         sentences += batch.batch_size;
@@ -76,6 +81,7 @@ int main(int argc, char** argv) {
     double seconds_per_sentence = t.median_ms / 1e3 / c.B;
     nlohmann::json line{{"impl", "seqgrad"},
                         {"bench", "decode"},
+                        {"config", c.name},
                         {"mode", mode},
                         {"batch", c.B},
                         {"threads", threads},

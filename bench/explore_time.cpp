@@ -5,7 +5,9 @@
 //    "cpu_median_s":..,"bytes":..}
 // usage: explore_time RUN_DIR [--limit N] [--beam K] [--rounds R] [--out FILE.html]
 //                     [--gradient-sentences N] [--ig-sentences N] [--ig-steps K] [--no-gradients]
-// (the last three as `seqgrad explore` has them: what the saliency and gradient-flow views cost)
+//                     [--tape-sentences N]
+// (the last five as `seqgrad explore` has them: what the saliency, gradient-flow and tape views
+// cost)
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -34,7 +36,8 @@ static double median(std::vector<double> v) {
 
 int main(int argc, char** argv) {
     Args args(std::vector<std::string>(argv + 1, argv + argc),
-              {"limit", "beam", "rounds", "out", "ig-sentences", "ig-steps", "gradient-sentences"},
+              {"limit", "beam", "rounds", "out", "ig-sentences", "ig-steps", "gradient-sentences",
+               "tape-sentences"},
               {"no-gradients"});
     if (args.positional().size() != 1) {
         fmt::print(stderr, "usage: explore_time RUN_DIR [--limit N] [--beam K] [--rounds R]\n");
@@ -52,6 +55,7 @@ int main(int argc, char** argv) {
     request.integrated_sentences = args.get_int("ig-sentences", request.integrated_sentences);
     request.integrated_steps = args.get_int("ig-steps", request.integrated_steps);
     request.gradient_sentences = args.get_int("gradient-sentences", request.gradient_sentences);
+    request.tape_sentences = args.get_int("tape-sentences", request.tape_sentences);
     const int rounds = args.get_int("rounds", 5);
     std::vector<double> wall, cpu;
     ExploreReport report;
@@ -75,7 +79,8 @@ int main(int argc, char** argv) {
                         {"gradients", request.gradients},
                         {"ig_sentences", request.gradients ? request.integrated_sentences : 0},
                         {"ig_steps", request.integrated_steps},
-                        {"gradient_sentences", request.gradients ? request.gradient_sentences : 0}};
+                        {"gradient_sentences", request.gradients ? request.gradient_sentences : 0},
+                        {"tape_sentences", request.gradients ? request.tape_sentences : 0}};
     fmt::print("{}\n", line.dump());
     return 0;
 }

@@ -3,7 +3,7 @@
 //
 // usage: sgemm_roofline [--threads N] [--seconds S]
 //          a fixed list of shapes of configs (a) and (c) plus square 1024 (one JSON line each)
-//        sgemm_roofline --config a|b|c|d|e [--threads N] [--seconds S]
+//        sgemm_roofline --config a|b|c|d|e|t|g [--threads N] [--seconds S]
 //          the GEMM mix of one training step of that config (see below): one JSON line per
 //          product ("bench":"sgemm"), then one summary line ("bench":"sgemm_roofline")
 //
@@ -18,7 +18,16 @@
 //   decoder hidden gates, per step           [B, H]         x [H, 3H]
 //   Luong W_c, per step                      [B, 2H]        x [2H, H]
 //   output projection, real tokens only      [N_tok, H]     x [H, V]
-// (S_pad = mean padded source length of the pool, N_tok = mean real target tokens per batch.)
+// (S_pad = mean padded source length of the pool, N_tok = mean real target tokens per batch;
+// a bidirectional encoder (g) has each encoder product twice, K = 2 He the encoder's output
+// size, which the keys and the decoder's input read; g's deep output reads [h; c; emb].)
+// The Transformer (t), each product once per layer of its stack (T_pad = padded target length):
+//   encoder q, k, v (in_proj), all positions [B*S_pad, E] x [E, 3E]; out_proj [E, E];
+//   feed-forward [B*S_pad, E] x [E, F] and [B*S_pad, F] x [F, E]
+//   decoder self q, k, v [B*T_pad, E] x [E, 3E]; out_proj; cross q [B*T_pad, E] x [E, E];
+//   cross k, v of the memory [B*S_pad, E] x [E, 2E]; out_proj; the feed-forward pair
+//   output projection, real tokens only [N_tok, E] x [E, V]
+// (attention's q·k and a·v products per head are counted as non-GEMM work)
 // Each product is weighted by the USEFUL (non-pad) FLOPs it carries per step, counted exactly
 // as bench::training_flops counts them, and the summary gives
 //   weighted_gflops = sum(useful FLOPs) / sum(useful FLOPs / measured GFLOP/s of its shape)
@@ -100,43 +109,69 @@ int fixed_list(int threads, double seconds) {
 
 int config_mix(const std::string& name, int threads, double seconds) {
     const bench::BenchConfig c = bench::bench_config(name);
-    const std::vector<Batch> pool = bench::batch_pool(c, 1, 16, 5, 12, 0);  // as train_throughput
-    double src_pad = 0, src_tokens = 0, tgt_tokens = 0, all_flops = 0;
+    const std::vector<Batch> pool = bench::batch_pool(c, 1, 16, 0, 0, 0);  // as train_throughput
+    double src_pad = 0, tgt_pad = 0, src_tokens = 0, tgt_tokens = 0, all_flops = 0;
     for (const Batch& b : pool) {
         src_pad += b.src_len;
+        tgt_pad += b.tgt_len;
         for (int i = 0; i < b.batch_size; ++i) src_tokens += b.src_lengths[i];
         tgt_tokens += double(b.num_target_tokens);
         all_flops += bench::training_flops(c, b);
     }
     const double n = double(pool.size());
     src_pad /= n;
+    tgt_pad /= n;
     src_tokens /= n;
     tgt_tokens /= n;
     all_flops /= n;
     const int B = c.B, E = c.E, H = c.H, A = c.A, V = int(c.Vt);
     const int rows_src = int(std::lround(B * src_pad)), rows_tgt = int(std::lround(tgt_tokens));
     const bool bahdanau = c.attention == "bahdanau";
+    const int He = c.encoder_hidden > 0 ? c.encoder_hidden : H, dirs = c.bidirectional ? 2 : 1;
+    const int Ke = dirs * He;                      // the encoder's output size
+    const int O = c.deep_output ? H + Ke + E : H;  // what the output projection reads
 
     struct Product {
         std::string what;
         int M, N, K;         // forward x Wᵀ: [M,K] x [K,N]
-        double useful_rows;  // real tokens per step that go through it
+        double useful_rows;  // real tokens per step that go through it, times its repeats
     };
-    std::vector<Product> products{
-        {"encoder input gates, all steps", rows_src, 3 * H, E, src_tokens},
-        {"encoder hidden gates, per step", B, 3 * H, H, src_tokens},
-    };
-    if (bahdanau) {
-        products.push_back({"attention keys, once", rows_src, A, H, src_tokens});
-        products.push_back({"attention query, per step", B, A, H, tgt_tokens});
-        products.push_back({"decoder input gates, per step", B, 3 * H, E + H, tgt_tokens});
+    std::vector<Product> products;
+    if (c.kind == "transformer") {
+        const int F = c.H, L = c.layers;
+        const int rows_dec = int(std::lround(B * tgt_pad));
+        const double s = L * src_tokens, t = L * tgt_tokens;
+        products = {
+            {"encoder q, k, v", rows_src, 3 * E, E, s},
+            {"encoder out_proj", rows_src, E, E, s},
+            {"encoder feed-forward 1", rows_src, F, E, s},
+            {"encoder feed-forward 2", rows_src, E, F, s},
+            {"decoder self q, k, v", rows_dec, 3 * E, E, t},
+            {"decoder self out_proj", rows_dec, E, E, t},
+            {"decoder cross q", rows_dec, E, E, t},
+            {"decoder cross k, v (memory)", rows_src, 2 * E, E, s},
+            {"decoder cross out_proj", rows_dec, E, E, t},
+            {"decoder feed-forward 1", rows_dec, F, E, t},
+            {"decoder feed-forward 2", rows_dec, E, F, t},
+            {"output projection, real tokens", rows_tgt, V, E, tgt_tokens},
+        };
     } else {
-        products.push_back({"attention W_a keys, once", rows_src, H, H, src_tokens});
-        products.push_back({"decoder input gates, per step", B, 3 * H, E, tgt_tokens});
-        products.push_back({"attention W_c, per step", B, H, 2 * H, tgt_tokens});
+        products = {
+            {"encoder input gates, all steps", rows_src, 3 * He, E, dirs * src_tokens},
+            {"encoder hidden gates, per step", B, 3 * He, He, dirs * src_tokens},
+        };
+        if (bahdanau) {
+            products.push_back({"attention keys, once", rows_src, A, Ke, src_tokens});
+            products.push_back({"attention query, per step", B, A, H, tgt_tokens});
+            products.push_back({"decoder input gates, per step", B, 3 * H, E + Ke, tgt_tokens});
+        } else {
+            products.push_back({"attention W_a keys, once", rows_src, H, H, src_tokens});
+            products.push_back({"decoder input gates, per step", B, 3 * H, E, tgt_tokens});
+            products.push_back({"attention W_c, per step", B, H, 2 * H, tgt_tokens});
+        }
+        products.push_back({"decoder hidden gates, per step", B, 3 * H, H, tgt_tokens});
+        products.push_back({"output projection, real tokens", rows_tgt, V, O, tgt_tokens});
     }
-    products.push_back({"decoder hidden gates, per step", B, 3 * H, H, tgt_tokens});
-    products.push_back({"output projection, real tokens", rows_tgt, V, H, tgt_tokens});
 
     std::vector<Shape> shapes;
     double gemm_flops = 0;

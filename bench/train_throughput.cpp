@@ -1,13 +1,17 @@
-// One training step of the real Seq2Seq model — forward, backward, clip_grad_norm(1.0), Adam —
-// on the synthetic data of bench/torch_baseline.py. Prints one JSON line:
+// One training step of the real model — forward, backward, clip_grad_norm(1.0), Adam — on the
+// synthetic data of bench/torch_baseline.py (configs a..e: Seq2Seq) and bench/torch_tutorials.py
+// (t: the Transformer, g: the tutorial's GRU model; bench/synthetic.h). Prints one JSON line:
 //   {"impl":"seqgrad","bench":"train","config":"a","threads":1,"ms_per_step":..,
 //    "tokens_per_s":..,"gflops":..,"peak_rss_mb":..}
-// usage: train_throughput --config a|b|c|d|e [--cell gru|lstm|rnn] [--threads N] [--seconds S]
+// usage: train_throughput --config a|b|c|d|e|t|g [--cell gru|lstm|rnn] [--threads N] [--seconds S]
 //                         [--batch B] [--target-len L]   (fixed target length, for the
 //                         cost-growth table)
+//                         [--warmup-steps N]   untimed steps first (default 10)
 //                         [--ladder-off NAME,...]   the model-level rungs of the performance
 //                         ladder to undo (bench/ladder_model.h: fused_loss, real_tokens,
-//                         one_projection, cached_keys, sort_by_length); one thread of our own
+//                         one_projection, cached_keys, sort_by_length; config t:
+//                         bench/ladder_transformer.h: fused_attention, fused_layer_norm,
+//                         fused_loss); one thread of our own
 #include <fmt/format.h>
 #include <chrono>
 
@@ -16,9 +20,11 @@
 #include "apps/cli/args.h"
 #include "bench_util.h"
 #include "ladder_model.h"
+#include "ladder_transformer.h"
 #include "seqgrad/autograd/kernels/gemm.h"
 #include "seqgrad/autograd/kernels/parallel.h"
 #include "seqgrad/models/model/seq2seq.h"
+#include "seqgrad/models/model/transformer.h"
 #include "seqgrad/models/training/data_parallel.h"
 #include "seqgrad/optim/adam.h"
 #include "seqgrad/optim/clip.h"
@@ -29,7 +35,7 @@ using namespace seqgrad;
 int main(int argc, char** argv) {
     Args args(std::vector<std::string>(argv + 1, argv + argc),
               {"config", "cell", "threads", "seconds", "batch", "target-len", "seed", "parallel",
-               "ladder-off"},
+               "ladder-off", "warmup-steps"},
               {});
     bench::BenchConfig c = bench::bench_config(args.get("config", "a"));
     c.cell = args.get("cell", "gru");
@@ -47,23 +53,35 @@ int main(int argc, char** argv) {
                                  "'");
     const bool data_parallel = parallel_mode == "data" && threads > 1;
     const std::string ladder_off = args.get("ladder-off", "");
-    const bench::LadderOptions ladder = bench::parse_ladder_off(ladder_off);
-    if (data_parallel && !ladder.all_on())
+    const bool transformer = c.kind == "transformer";
+    // the Seq2Seq rungs (bench/ladder_model.h) or the Transformer's (bench/ladder_transformer.h)
+    const bench::LadderOptions ladder =
+        bench::parse_ladder_off(transformer ? std::string() : ladder_off);
+    const bench::TransformerLadderOptions transformer_ladder =
+        bench::parse_transformer_ladder_off(transformer ? ladder_off : std::string());
+    if (data_parallel && !ladder_off.empty())
         throw std::runtime_error("--ladder-off runs one thread of our own (--parallel blas)");
     set_blas_threads(threads);
     set_num_threads(threads);
 
     Rng rng(uint64_t(args.get_int("seed", 0)));
-    Seq2Seq model(bench::model_config(c), c.Vs, c.Vt, rng);
-    const bench::LadderModel ladder_model(model, ladder);  // every rung on: model.forward_loss
+    std::unique_ptr<TranslationModel> model = make_model(bench::model_config(c), c.Vs, c.Vt, rng);
+    // every rung on: model.forward_loss
+    std::unique_ptr<bench::LadderModel> ladder_model;
+    if (auto* seq2seq = dynamic_cast<Seq2Seq*>(model.get()))
+        ladder_model = std::make_unique<bench::LadderModel>(*seq2seq, ladder);
+    auto* transformer_model = dynamic_cast<Transformer*>(model.get());
+    if (transformer_model) bench::set_transformer_ladder(*transformer_model, transformer_ladder);
     AdamOptions o;
     o.lr = 1e-3;
-    Adam adam(model.named_parameters(), o);
+    Adam adam(model->named_parameters(), o);
     adam.zero_grad();
     std::unique_ptr<DataParallel> parallel =
         data_parallel ? std::make_unique<DataParallel>(threads) : nullptr;
-    std::vector<Batch> pool = bench::batch_pool(c, 1, 16, 5, 12, target_len);
-    std::vector<Tensor> params = model.parameters();
+    std::vector<Batch> pool = bench::batch_pool(c, 1, 16, 0, 0, target_len);
+    std::vector<Tensor> params = model->parameters();
+    int64_t parameter_count = 0;
+    for (const Tensor& p : params) parameter_count += p.numel();
 
     size_t next = 0;
     int64_t tokens = 0, steps = 0;
@@ -83,10 +101,13 @@ int main(int argc, char** argv) {
         const Batch& batch = pool[next++ % pool.size()];
         auto since = std::chrono::steady_clock::now();
         if (data_parallel) {
-            parallel->forward_backward(model, batch, 1.0, 0.0, rng);
+            parallel->forward_backward(*model, batch, 1.0, 0.0, rng);
         } else {
-            LossOutput out = ladder_model.forward_loss(batch);
-            out.loss.backward();
+            Tensor loss = ladder_model        ? ladder_model->forward_loss(batch).loss
+                          : transformer_model ? bench::transformer_ladder_loss(
+                                                    *transformer_model, batch, transformer_ladder)
+                                              : model->forward_loss(batch).loss;
+            loss.backward();
         }
         phase_seconds[0] += lap(since);
         const double scale = clip_grad_norm_factor(params, 1.0).scale;
@@ -97,8 +118,8 @@ int main(int argc, char** argv) {
         flops += bench::training_flops(c, batch);
         ++steps;
     };
-    // warm-up (3 s or 10 steps), then time
-    bench::time_it(step, 0, 0, 10);
+    // warm-up (--warmup-steps, default 10), then time
+    bench::time_it(step, 0, 0, args.get_int("warmup-steps", 10));
     BufferPoolStats before = buffer_pool_stats();
     tokens = 0;
     steps = 0;
@@ -112,7 +133,8 @@ int main(int argc, char** argv) {
         {"impl", "seqgrad"},
         {"bench", "train"},
         {"config", c.name},
-        {"cell", c.cell},
+        {"cell", c.kind == "rnn" ? c.cell : c.kind},
+        {"parameters", parameter_count},
         {"threads", threads},
         {"parallel", data_parallel ? "data" : "blas"},
         {"batch", c.B},

@@ -7,6 +7,7 @@
 
 #include "seqgrad/autograd/fused_attention.h"
 #include "seqgrad/autograd/ops.h"
+#include "seqgrad/autograd/tape_scope.h"
 
 namespace seqgrad {
 
@@ -52,6 +53,26 @@ const char* to_string(LuongScore kind) {
     return "?";
 }
 
+Coverage parse_coverage(const std::string& name) {
+    if (name == "none") return Coverage::none;
+    if (name == "subtract") return Coverage::subtract;
+    if (name == "learned") return Coverage::learned;
+    throw Error(fmt::format(
+        "attention coverage: \"{}\": expected \"none\", \"subtract\" or \"learned\"", name));
+}
+
+const char* to_string(Coverage kind) {
+    switch (kind) {
+        case Coverage::none:
+            return "none";
+        case Coverage::subtract:
+            return "subtract";
+        case Coverage::learned:
+            return "learned";
+    }
+    return "?";
+}
+
 // ---- shared by every kind --------------------------------------------------------------------
 
 Attention::Attention(int64_t query_dim, int64_t key_dim)
@@ -88,6 +109,34 @@ void Attention::check_inputs(const char* who, const Tensor& query, const Tensor&
                 "source sentence of length 0?)",
                 who, b, S));
     }
+}
+
+void Attention::set_coverage(Coverage kind, double beta, Rng& rng) {
+    if (coverage_ != Coverage::none || W_cov)
+        throw Error("attention: set_coverage called twice (coverage is set once, at construction)");
+    if (!(beta >= 0)) throw Error(fmt::format("attention coverage: β {} must be >= 0", beta));
+    coverage_ = kind;
+    coverage_beta_ = beta;
+    if (kind == Coverage::learned) {
+        W_cov = std::make_unique<Linear>(1, coverage_features(), false, rng);
+        register_module("W_cov", *W_cov);
+    }
+}
+
+void Attention::check_coverage(const char* who, const Tensor& keys, const Tensor& coverage) const {
+    if (!coverage.defined() || coverage_ == Coverage::none) return;
+    if (coverage.shape() != Shape{keys.size(0), keys.size(1)})
+        throw Error(fmt::format("{}: coverage {} for keys {}: expected [{},{}] (c_s per position)",
+                                who, coverage.shape().str(), keys.shape().str(), keys.size(0),
+                                keys.size(1)));
+}
+
+// subtract: −β·c;  learned (a scalar per position): w·c = W_cov(c[..., None])
+Tensor Attention::coverage_scores(const Tensor& coverage) const {
+    if (!coverage.defined() || coverage_ == Coverage::none) return Tensor();
+    if (coverage_ == Coverage::subtract) return mul(coverage, real(-coverage_beta_));
+    const int64_t B = coverage.size(0), S = coverage.size(1);
+    return reshape(W_cov->forward(reshape(coverage, {B, S, 1})), {B, S});
 }
 
 // scores += −β|i − j| (if on);  weights = softmax(scores with −∞ at masked positions);
@@ -153,6 +202,7 @@ Tensor BahdanauAttention::project_keys(const Tensor& keys) const {
     if (keys.rank() != 3)
         throw Error(fmt::format("BahdanauAttention: keys {} must be [B,S,{}]", keys.shape().str(),
                                 key_dim()));
+    TapeScope scope("attention");
     return W_k.forward(keys);
 }
 
@@ -160,15 +210,28 @@ Tensor BahdanauAttention::query_weight() const {
     return W_q.weight;
 }
 
-// score_s = vᵀ tanh(W_q q + keys_projected_s)
+// score_s = vᵀ tanh(W_q q + keys_projected_s)                      (no coverage)
+//         = vᵀ tanh(W_q q + keys_projected_s + w_c c_s)              (learned coverage)
+//         = vᵀ tanh(W_q q + keys_projected_s) − β c_s                (subtracted coverage)
 AttentionResult BahdanauAttention::forward(const Tensor& query, const Tensor& keys,
                                            const Tensor& keys_projected, const Tensor& mask,
-                                           const Tensor& output_steps) const {
+                                           const Tensor& output_steps,
+                                           const Tensor& coverage) const {
     check_inputs("BahdanauAttention", query, keys, keys_projected, attn_dim(), mask);
+    check_coverage("BahdanauAttention", keys, coverage);
+    TapeScope scope("attention");
     Tensor query_projected = W_q.forward(query);  // [B, A]
-    Tensor scores =
-        use_fused ? additive_attention_scores(query_projected, keys_projected, v.weight)
-                  : additive_attention_scores_composed(query_projected, keys_projected, v.weight);
+    Tensor keys_part = keys_projected;            // [B, S, A]
+    const bool inside = coverage_kind() == Coverage::learned && coverage.defined();
+    if (inside) {  // + w_c c_s: W_cov(c[..., None]), [B, S, 1] -> [B, S, A]
+        const int64_t B = coverage.size(0), S = coverage.size(1);
+        keys_part = add(keys_projected, W_cov->forward(reshape(coverage, {B, S, 1})));
+    }
+    Tensor scores = use_fused
+                        ? additive_attention_scores(query_projected, keys_part, v.weight)
+                        : additive_attention_scores_composed(query_projected, keys_part, v.weight);
+    if (!inside && coverage.defined() && coverage_kind() == Coverage::subtract)
+        scores = add(scores, coverage_scores(coverage));
     return attend(scores, keys, mask, output_steps, use_fused);
 }
 
@@ -241,6 +304,7 @@ Tensor LuongAttention::project_keys(const Tensor& keys) const {
     if (keys.rank() != 3 || keys.size(2) != key_dim())
         throw Error(fmt::format("LuongAttention({}): keys {} must be [B,S,{}]", to_string(kind_),
                                 keys.shape().str(), key_dim()));
+    TapeScope scope("attention");
     switch (kind_) {
         case LuongScore::dot:
             return keys;
@@ -259,13 +323,16 @@ Tensor LuongAttention::query_weight() const {
 
 // dot/general: score[b,s] = keys_projected[b,s,:] · q[b,:]  (÷ √Dq when scaled)
 // concat:      score[b,s] = vᵀ tanh(W_query q + keys_projected[b,s,:]),  W_query = W[:, :Dq]
+//              + the coverage term: −β c_s (subtract) or w c_s (learned)
 AttentionResult LuongAttention::forward(const Tensor& query, const Tensor& keys,
                                         const Tensor& keys_projected, const Tensor& mask,
-                                        const Tensor& output_steps) const {
+                                        const Tensor& output_steps, const Tensor& coverage) const {
     const char* who = kind_ == LuongScore::dot       ? "LuongAttention(dot)"
                       : kind_ == LuongScore::general ? "LuongAttention(general)"
                                                      : "LuongAttention(concat)";
     check_inputs(who, query, keys, keys_projected, projected_dim(), mask);
+    check_coverage(who, keys, coverage);
+    TapeScope scope("attention");
     const int64_t Dq = query_dim();
     Tensor scores;
     if (kind_ == LuongScore::concat) {
@@ -278,6 +345,8 @@ AttentionResult LuongAttention::forward(const Tensor& query, const Tensor& keys,
                            : attention_dot_scores_composed(keys_projected, query);
         if (scaled_) scores = mul(scores, real(1 / std::sqrt(double(Dq))));
     }
+    const Tensor covered = coverage_scores(coverage);
+    if (covered.defined()) scores = add(scores, covered);
     return attend(scores, keys, mask, output_steps, use_fused);
 }
 

@@ -37,10 +37,23 @@
 //                          target length T_b is unknown when decoding: the bias is then the same
 //                          in training and decoding. β is a constant: the bias has no gradient
 //                          of its own; it moves the softmax's weights towards the diagonal.
+//
+// Coverage (model.coverage; off by default): the attention remembers where it has looked.
+//   coverage        [B, S]      c_{t,s} = Σ_{t'<t} α_{t',s}, the weight source position s has had
+//                               at the steps before t (c_0 = 0; padded positions stay 0, their
+//                               weight is 0). The caller carries it: c_{t+1} = c_t + α_t.
+//   "subtract"  score_s −= β·c_s  (β = coverage_weight): a constant pull away from positions
+//               already attended;  d c_s += −β·d score_s.
+//   "learned"   Bahdanau (Tu et al. 2016):  score_s = vᵀ tanh(W_q q + W_k k_s + w_c c_s), with
+//               w_c = W_cov.weight [A, 1], added to the projected keys inside the tanh;
+//               Luong (every score):        score_s += w c_s, w = W_cov.weight [1, 1], a learned
+//               scalar (the dot and general scores have no sum inside a tanh to put w_c in).
+//               d w_c += Σ_s c_s ⊙ d pre_s;  d c_s += w_cᵀ d pre_s  (Linear's backward).
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "seqgrad/layers/linear.h"
@@ -58,8 +71,14 @@ Tensor position_bias_scores(const Tensor& output_steps, int64_t S, double beta, 
 struct AttentionResult {
     Tensor context;  // [B, Dk]
     Tensor weights;  // [B, S]
-    Tensor scores;   // [B, S], before masking and softmax (with the position bias, if on)
+    Tensor scores;   // [B, S], before masking and softmax (with the position bias and the
+                     // coverage term, if on)
 };
+
+// model.coverage (see the top of this file).
+enum class Coverage { none, subtract, learned };
+Coverage parse_coverage(const std::string& name);  // "none", "subtract", "learned"
+const char* to_string(Coverage kind);
 
 class Attention : public Module {
   public:
@@ -68,10 +87,12 @@ class Attention : public Module {
     virtual Tensor project_keys(const Tensor& keys) const { return keys; }
 
     // One decoder step. `mask` may be undefined (no padding). `output_steps` [B], the output
-    // step of each row, is needed only with a position bias (undefined otherwise).
+    // step of each row, is needed only with a position bias (undefined otherwise). `coverage`
+    // [B, S], c_t, is read only with coverage on; undefined means c = 0 (the first step).
     virtual AttentionResult forward(const Tensor& query, const Tensor& keys,
                                     const Tensor& keys_projected, const Tensor& mask,
-                                    const Tensor& output_steps = Tensor()) const = 0;
+                                    const Tensor& output_steps = Tensor(),
+                                    const Tensor& coverage = Tensor()) const = 0;
     // The weight every step projects the query by (Bahdanau W_q [A, Dq], Luong concat's
     // W[:, :Dq]), or undefined (Luong dot and general: the query is used as it is).
     virtual Tensor query_weight() const { return Tensor(); }
@@ -89,6 +110,13 @@ class Attention : public Module {
     double position_bias = 0;   // β >= 0; 0 = no position bias
     double position_ratio = 1;  // r > 0: expected target tokens per source token
 
+    // Turns coverage on (call once, before training or loading a checkpoint): "subtract" with
+    // β >= 0, or "learned", which registers W_cov = Linear(1, A or 1, no bias) from `rng`.
+    void set_coverage(Coverage kind, double beta, Rng& rng);
+    Coverage coverage_kind() const { return coverage_; }
+    double coverage_beta() const { return coverage_beta_; }
+    std::unique_ptr<Linear> W_cov;  // "learned" only: w_c [A, 1] (Bahdanau) or w [1, 1] (Luong)
+
   protected:
     Attention(int64_t query_dim, int64_t key_dim);
     // Shapes of one step's inputs; throws naming `who` and the offending shapes.
@@ -100,9 +128,19 @@ class Attention : public Module {
     // composed twin, a batched matmul).
     AttentionResult attend(const Tensor& scores, const Tensor& keys, const Tensor& mask,
                            const Tensor& output_steps, bool fused) const;
+    // The coverage's part of the score, added to it in forward (c [B,S]; undefined when c = 0
+    // or coverage is off, or when Bahdanau's learned form has put it inside the tanh):
+    // subtract −β·c;  learned (Luong) w·c.
+    Tensor coverage_scores(const Tensor& coverage) const;
+    // c's shape, [B, S] of the keys; throws naming `who` and both shapes.
+    void check_coverage(const char* who, const Tensor& keys, const Tensor& coverage) const;
+    // The size of W_cov's output: A for an additive score, 1 for a scalar per position.
+    virtual int64_t coverage_features() const { return 1; }
 
   private:
     int64_t query_dim_, key_dim_;
+    Coverage coverage_ = Coverage::none;
+    double coverage_beta_ = 1;
 };
 
 // ---- Bahdanau (additive) attention -----------------------------------------------------------
@@ -123,8 +161,8 @@ class BahdanauAttention : public Attention {
     // keys [B, S, Dk] -> W_k keys (+ b_k)  [B, S, A]
     Tensor project_keys(const Tensor& keys) const override;
     AttentionResult forward(const Tensor& query, const Tensor& keys, const Tensor& keys_projected,
-                            const Tensor& mask,
-                            const Tensor& output_steps = Tensor()) const override;
+                            const Tensor& mask, const Tensor& output_steps = Tensor(),
+                            const Tensor& coverage = Tensor()) const override;
     Tensor query_weight() const override;
 
     // Diagnostics for gradient-flow studies (no graph is recorded):
@@ -142,6 +180,9 @@ class BahdanauAttention : public Attention {
     // twins (below): the same numbers, the composed ones are the textbook form. Set by the
     // constructor's `fused`.
     bool use_fused;
+
+  protected:
+    int64_t coverage_features() const override { return attn_dim(); }
 };
 
 // ---- Luong (multiplicative) attention --------------------------------------------------------
@@ -164,8 +205,8 @@ class LuongAttention : public Attention {
     // dot: keys;  general: W_a keys [B, S, Dq];  concat: W_key keys [B, S, A]
     Tensor project_keys(const Tensor& keys) const override;
     AttentionResult forward(const Tensor& query, const Tensor& keys, const Tensor& keys_projected,
-                            const Tensor& mask,
-                            const Tensor& output_steps = Tensor()) const override;
+                            const Tensor& mask, const Tensor& output_steps = Tensor(),
+                            const Tensor& coverage = Tensor()) const override;
     Tensor query_weight() const override;
 
     LuongScore kind() const { return kind_; }

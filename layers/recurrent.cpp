@@ -9,6 +9,7 @@
 #include "seqgrad/autograd/fused_rnn.h"
 #include "seqgrad/autograd/kernels/kernels.h"
 #include "seqgrad/autograd/ops.h"
+#include "seqgrad/autograd/tape_scope.h"
 #include "seqgrad/layers/gru.h"
 #include "seqgrad/layers/length_order.h"
 #include "seqgrad/layers/lstm.h"
@@ -289,6 +290,7 @@ RecurrentOutput Recurrent::forward(const Tensor& inputs, const std::vector<int32
             kernels::SharedOverStepsScope shared({w.weight_hh});
             for (int64_t step = 0; step < T; ++step) {
                 const int64_t t = dir == 0 ? step : T - 1 - step;
+                TapeScope scope(t);  // the explorer's tape: this op is step t's
                 if (running[t] > 0) {
                     if (use_fused) {
                         s = cell_step_fused(type_, w, gates, t, s, step_masks[t]);

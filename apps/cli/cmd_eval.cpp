@@ -31,7 +31,7 @@ const char* kHelp =
     R"(usage: seqgrad eval RUN_DIR [--test FILE.tsv] [--beam K] [--alpha A] [--out FILE]
                     [--checkpoint best|last] [--limit N] [--length-penalty P]
                     [--coverage B] [--no-repeat-ngram N] [--summary-csv FILE]
-                    [--metrics LIST]
+                    [--metrics LIST] [--attention-stats]
 
 Decodes a test set with the model trained in RUN_DIR and prints, first, sacreBLEU's default
 corpus BLEU (13a tokenisation, cased) with its signature and chrF, of the output against the
@@ -74,6 +74,9 @@ options (decoding defaults: the run's config, section "decode"):
   --no-repeat-ngram N  forbid a token that would repeat an n-gram of the output, 0 = off
   --summary-csv FILE   append one CSV row (header first when FILE is new) with the settings and
                     numbers above, for sweeps and `seqgrad plot`
+  --attention-stats keep the best hypothesis' attention and print the share of source tokens
+                    (<eos> excluded; subwords with BPE) never attended above 0.3 at any output
+                    step ("dropped words"; also in the --summary-csv row, empty without it)
   --metrics LIST    the score lines, labelled: comma-separated bleu, bleu-lc, bleu-intl,
                     bleu-tutorial, chrf, chrf++, or all (default: sacreBLEU's BLEU and chrF2
                     lines as the sacrebleu command prints them)
@@ -219,6 +222,22 @@ RepeatCounts count_repeats(const std::vector<std::vector<std::string>>& sentence
     return counts;
 }
 
+double dropped_source_share(const std::vector<Translation>& translations, double threshold) {
+    size_t tokens = 0, dropped = 0;
+    for (const Translation& t : translations) {
+        if (t.nbest.empty() || t.nbest[0].attention.empty()) continue;
+        const auto& rows = t.nbest[0].attention;  // [output step][source position]
+        const size_t S = std::min(rows[0].size(), t.source_tokens.size());
+        for (size_t s = 0; s + 1 < S; ++s) {  // the last position is the source's <eos>
+            float most = 0;
+            for (const auto& row : rows) most = std::max(most, row[s]);
+            ++tokens;
+            dropped += most <= float(threshold);  // the weights are stored as float
+        }
+    }
+    return tokens ? double(dropped) / double(tokens) : -1;
+}
+
 std::string output_stats_text(const RepeatCounts& output, const RepeatCounts& references,
                               size_t sentences) {
     const double n = double(std::max<size_t>(sentences, 1));
@@ -247,7 +266,7 @@ DecodeOptions eval_decode_options(const Args& args, const LoadedRun& run) {
         throw Error(fmt::format("--no-repeat-ngram: expected N >= 0, got {}",
                                 options.no_repeat_ngram_size));
     options.nbest = 1;
-    options.keep_attention = false;
+    options.keep_attention = args.has("attention-stats");  // else not paid for
     return options;
 }
 
@@ -289,7 +308,8 @@ struct EvalSummary {
     std::string checkpoint, origin;
     size_t sentences = 0;
     DecodeOptions options;
-    double seconds = 0, bleu = 0;
+    double seconds = 0, bleu = 0, chrf = 0;
+    double dropped = -1;  // --attention-stats: the dropped-words share (-1: not measured)
     RepeatCounts output, references;
 };
 
@@ -300,7 +320,9 @@ void append_summary_row(const std::string& path, const EvalSummary& s) {
         path,
         {"checkpoint", "test", "sentences", "beam", "alpha", "length_penalty", "coverage",
          "no_repeat_ngram", "seconds", "sentences_per_s", "bleu", "mean_length",
-         "reference_mean_length", "immediate_repeats_per_1000", "repeated_trigrams_per_1000"},
+         "reference_mean_length", "immediate_repeats_per_1000", "repeated_trigrams_per_1000",
+         "chrf", "reference_immediate_repeats_per_1000", "reference_repeated_trigrams_per_1000",
+         "dropped_source_share"},
         {s.checkpoint, s.origin, std::to_string(s.sentences), std::to_string(s.options.beam_size),
          fmt::format("{}", s.options.alpha), length_penalty_name(s.options.length_penalty),
          fmt::format("{}", s.options.coverage_penalty),
@@ -309,7 +331,10 @@ void append_summary_row(const std::string& path, const EvalSummary& s) {
          fmt::format("{:.3f}", double(s.output.words) / n),
          fmt::format("{:.3f}", double(s.references.words) / n),
          fmt::format("{:.3f}", s.output.immediate_per_1000()),
-         fmt::format("{:.3f}", s.output.trigrams_per_1000())});
+         fmt::format("{:.3f}", s.output.trigrams_per_1000()), fmt::format("{:.2f}", s.chrf),
+         fmt::format("{:.3f}", s.references.immediate_per_1000()),
+         fmt::format("{:.3f}", s.references.trigrams_per_1000()),
+         s.dropped < 0 ? std::string() : fmt::format("{:.4f}", s.dropped)});
 }
 
 }  // namespace
@@ -318,7 +343,7 @@ int cmd_eval(const Argv& argv) {
     Args args(argv,
               {"test", "beam", "alpha", "out", "checkpoint", "limit", "length-penalty", "coverage",
                "no-repeat-ngram", "summary-csv", "metrics"},
-              {"help"});
+              {"help", "attention-stats"});
     if (args.has("help") || args.positional().size() != 1) {
         fmt::print(args.has("help") ? stdout : stderr, "{}", kHelp);
         return args.has("help") ? 0 : 2;
@@ -348,8 +373,9 @@ int cmd_eval(const Argv& argv) {
 
     auto start = std::chrono::steady_clock::now();
     std::vector<std::string> hypotheses;
-    for (const Translation& t : translate(*run.model, run.task, sources, summary.options))
-        hypotheses.push_back(t.text);
+    const std::vector<Translation> translations =
+        translate(*run.model, run.task, sources, summary.options);
+    for (const Translation& t : translations) hypotheses.push_back(t.text);
     summary.seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     fmt::print("decoded {} sentences in {:.2f}s: {:.1f} sentences/s\n", test.size(),
@@ -367,14 +393,25 @@ int cmd_eval(const Argv& argv) {
     summary.output = count_repeats(output_words);
     summary.references = count_repeats(reference_words);
     fmt::print("{}", output_stats_text(summary.output, summary.references, test.size()));
+    if (args.has("attention-stats")) {
+        summary.dropped = dropped_source_share(translations);
+        if (summary.dropped < 0)
+            fmt::print("dropped source tokens: no attention to measure (model.attention \"{}\")\n",
+                       run.config.model.kind == "rnn" ? run.config.model.attention
+                                                      : run.config.model.kind);
+        else
+            fmt::print(
+                "dropped source tokens (never attended above 0.3, <eos> excluded): {:.2f}%\n",
+                100 * summary.dropped);
+    }
 
     if (args.has("summary-csv")) {
         // BLEU against the references as the output is written: normalised like it for a
         // char / word run (the second score above), raw for a reversible (BPE) one.
-        summary.bleu =
-            corpus_bleu(hypotheses, {run.task.pipeline.reversible() ? raw_references : references},
-                        BleuOptions{})
-                .score;
+        const std::vector<std::string>& refs =
+            run.task.pipeline.reversible() ? raw_references : references;
+        summary.bleu = corpus_bleu(hypotheses, {refs}, BleuOptions{}).score;
+        summary.chrf = corpus_chrf(hypotheses, {refs}, ChrfOptions{}).score;
         append_summary_row(args.get("summary-csv"), summary);
     }
 

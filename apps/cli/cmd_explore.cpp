@@ -24,12 +24,12 @@ const char* kHelp =
     R"(usage: seqgrad explore RUN_DIR [--test FILE.tsv | --input FILE] [--limit N] [--beam K]
                        [--alpha A] [--nbest N] [--checkpoint best|last] [--what-if-steps S]
                        [--gradient-sentences N] [--ig-sentences N] [--ig-steps K]
-                       [--no-gradients]
+                       [--tape-sentences N] [--no-gradients]
                        [--out FILE.html]
        seqgrad explore RUN_A RUN_B [RUN_C ...] [the same options] --out FILE.html
 
 Writes one HTML file (CSS, JavaScript and data inline: it opens from disk with no network and
-no server) with eight linked views of the model trained in RUN_DIR:
+no server) with nine linked views of the model trained in RUN_DIR:
   corpus      every sentence, its greedy and beam translations, sentence BLEU and chrF of each,
               lengths, attention flags; sortable and filterable; corpus scores at the top
   attention   the heatmap of any n-best hypothesis or the greedy one, per-step entropy, the
@@ -40,12 +40,14 @@ no server) with eight linked views of the model trained in RUN_DIR:
               agree
   gradients   this sentence's gradient flow: ||dL/dh_s|| through attention and through the
               recurrence, per module gradient norms
+  tape        the graph the engine recorded for this sentence's loss: every op with its shape,
+              value and gradient norms and its maths, grouped by module and time step
   beam tree   every hypothesis the search expanded, the dropped ones faded with the reason
   greedy vs beam, what-if (the continuation when forced to take another token), training
 Open a sentence directly with FILE.html#sentence=3 (and &view=corpus, attention, saliency,
-gradients, tree, compare, whatif or training; &hyp=K picks the heatmap's hypothesis, &zoom=0.5
-the tree's scale; for a Transformer run &attention=cross|encoder|decoder, &layer=L and &head=H
-pick the attention, its layer and one head instead of the mean over heads).
+gradients, tape, tree, compare, whatif or training; &hyp=K picks the heatmap's hypothesis,
+&zoom=0.5 the tree's scale; for a Transformer run &attention=cross|encoder|decoder, &layer=L and
+&head=H pick the attention, its layer and one head instead of the mean over heads).
 
 Two or more runs: the same test sentences through each model, side by side. The corpus table
 shows each run's beam output and sentence BLEU and chrF, and their difference from the first
@@ -69,6 +71,8 @@ options (defaults: the run's config, section "decode"):
   --ig-sentences N    integrated gradients in the saliency view for the first N sentences
                       (default 3; they cost K times the other saliency methods)
   --ig-steps K        their steps (default 32)
+  --tape-sentences N  the tape view for the first N sentences (default 3, at most the
+                      --gradient-sentences; 0 = none)
   --no-gradients      leave out the saliency and gradient-flow views (faster, smaller)
   --out FILE.html     where to write it (default RUN_DIR/explore.html), atomically
 )";
@@ -111,6 +115,9 @@ void check_options(const ExploreRequest& request) {
     if (request.integrated_sentences < 0)
         throw Error(
             fmt::format("--ig-sentences: expected N >= 0, got {}", request.integrated_sentences));
+    if (request.tape_sentences < 0)
+        throw Error(
+            fmt::format("--tape-sentences: expected N >= 0, got {}", request.tape_sentences));
     if (request.integrated_steps < 1)
         throw Error(fmt::format("--ig-steps: expected K >= 1, got {}", request.integrated_steps));
     if (request.what_if_steps < 0)
@@ -141,6 +148,7 @@ ExploreOptions explore_options(const ExploreRequest& request, const LoadedRun& r
     options.gradients.enabled = request.gradients;
     options.gradients.sentences = request.gradient_sentences;
     options.gradients.integrated_sentences = request.integrated_sentences;
+    options.gradients.tape_sentences = request.tape_sentences;
     options.gradients.integrated_steps = request.integrated_steps;
     options.progress = request.progress;
     return options;
@@ -217,7 +225,7 @@ ExploreReport run_explore(const ExploreRequest& request) {
 int cmd_explore(const Argv& argv) {
     Args args(argv,
               {"test", "input", "limit", "beam", "alpha", "nbest", "checkpoint", "what-if-steps",
-               "out", "gradient-sentences", "ig-sentences", "ig-steps"},
+               "out", "gradient-sentences", "ig-sentences", "ig-steps", "tape-sentences"},
               {"help", "no-gradients"});
     if (args.has("help")) {
         fmt::print("{}", kHelp);
@@ -247,6 +255,7 @@ int cmd_explore(const Argv& argv) {
     request.gradient_sentences = args.get_int("gradient-sentences", 40);
     request.integrated_sentences = args.get_int("ig-sentences", 3);
     request.integrated_steps = args.get_int("ig-steps", 32);
+    request.tape_sentences = args.get_int("tape-sentences", 3);
     const ExploreReport r = run_explore(request);
     fmt::print("wrote {} ({}, {} sentences)\n", r.path, human_size(r.bytes), r.sentences);
     if (!r.left_out.empty()) fmt::print("{}\n", r.left_out);

@@ -31,7 +31,12 @@ recurrence. Also reports per-parameter-group gradient norms, the share of satura
 model (fresh models, one per cell × attention kind):
   --cells LIST           recurrent cells: rnn, gru, lstm (default gru)
   --attention LIST       attention kinds (default none,bahdanau,luong_dot,luong_general;
-                         also luong_concat); --models is its older name
+                         also luong_concat, and transformer: a Transformer encoder-decoder
+                         whose h_t is the encoder's output (the memory) and e_t its input;
+                         no recurrence, so no direct/recurrent split); --models is its
+                         older name
+  --heads N --ff-size F --layers K   the transformer's heads (default 4), feed-forward size
+                         (128) and layers per stack (2); its d_model is --hidden
   --embedding E --hidden H --attention-size A     sizes (default 32, 64, 64)
   --seeds N              model initialisations averaged (default 3)
   --seed S               first seed (default 1)
@@ -44,7 +49,9 @@ data:
                          target = the ISO form of the first one (default with a dates run);
                          text: the same with a TSV run's validation sentences;
                          adding, copy_memory: the long-range benchmarks (apps/studies/longrange_tasks.h)
-                         with small sequence models, --lengths are T (default 50,100,200)
+                         with small sequence models, --lengths are T (default 50,100,200);
+                         transformer there: a causal Transformer of --layers layers and
+                         --heads heads at the same parameter budget (FF 2 x its size)
   --target-length K      K for copy/reverse (default 5; 0 = the whole source)
   --symbols N            distinct source symbols for copy/reverse (default 20)
   --lengths LIST         source lengths (default 5,10,20,30,40,50,60)
@@ -108,16 +115,28 @@ int cmd_gradflow(const Argv& argv) {
             "\n|dL/dh_t|: norm of the gradient reaching the recurrent state at step t, mean over "
             "the {} sequences of a batch and over {} model seeds; L is T (the input has T steps "
             "for adding, T + 20 for copy_memory); h_1/h_L: the value at the first step over the "
-            "value at the last; |dL/de_1|: the same at the first input x_1.\n",
-            o.batch_size, o.seeds);
+            "value at the last; |dL/de_1|: the same at the first input x_1.{}\n",
+            o.batch_size, o.seeds,
+            std::any_of(report.curves.begin(), report.curves.end(),
+                        [](const FlowCurve& c) { return c.model == "transformer"; })
+                ? " transformer: h_t is the step's representation entering its first layer "
+                  "(W_in x_t + P_t); it has no recurrent state and no direct/recurrent split."
+                : "");
     else
         fmt::print(
             "\n|dL/dh_t|: norm of the gradient reaching encoder state t, mean over the {} "
             "sentences of a batch and over {} {}; h_1/h_L: its value at the first step over its "
             "value at the last; |dL/de_1|: the same at the first source embedding; tanh>3: share "
             "of saturated units in the attention MLP; H/lnL: attention entropy relative to "
-            "uniform weights.\n",
-            o.batch_size, o.seeds, o.run_dirs.empty() ? "model seeds" : "batches");
+            "uniform weights.{}\n",
+            o.batch_size, o.seeds, o.run_dirs.empty() ? "model seeds" : "batches",
+            std::any_of(report.curves.begin(), report.curves.end(),
+                        [](const FlowCurve& c) { return c.model.rfind("transformer", 0) == 0; })
+                ? " transformer: h_t is the encoder's output at t (the memory, read only by "
+                  "cross-attention, so all of its gradient arrives through cross-attention) and "
+                  "e_t the encoder's input (embedding + position); there is no recurrence, so "
+                  "no direct/recurrent split."
+                : "");
     fmt::print("{:.1f}s; wrote", seconds);
     for (const std::string& path : written) fmt::print(" {}", path);
     fmt::print("\n");

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "apps/plot/plot.h"
+#include "seqgrad/models/decoding/translator.h"
 #include "seqgrad/models/run/task.h"
 
 namespace seqgrad {
@@ -41,6 +42,7 @@ struct ExploreRequest {
     // gradients for the first integrated_sentences
     bool gradients = true;
     int gradient_sentences = 40, integrated_sentences = 3, integrated_steps = 32;
+    int tape_sentences = 3;  // the recorded graph of the first N sentences' loss
     double alpha = std::numeric_limits<double>::quiet_NaN();
     bool progress = true;
 };
@@ -107,6 +109,10 @@ struct RepeatCounts {
     }
 };
 RepeatCounts count_repeats(const std::vector<std::vector<std::string>>& sentences);
+// eval --attention-stats: the share of source tokens (the <eos> excluded; subwords with BPE)
+// whose attention weight stayed at or below `threshold` at every output step of the best
+// hypothesis ("dropped words"); -1 when no translation has attention.
+double dropped_source_share(const std::vector<Translation>& translations, double threshold = 0.3);
 // eval: the mean output length and the repeat rates, of the output and of the references.
 std::string output_stats_text(const RepeatCounts& output, const RepeatCounts& references,
                               size_t sentences);

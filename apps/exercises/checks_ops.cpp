@@ -211,7 +211,8 @@ void grade_cross_entropy(Grader& g) {
         const int32_t ig = k.label.find("PAD") != std::string::npos ? 0 : ignore;
         Tensor logits = random_leaf(rng, {k.rows, k.classes}, -k.scale, k.scale);
         if (k.scale > 100)  // targets ~900 below the row max: their softmax underflows to 0
-            logits = Tensor::from_vector({3, 4}, {-400, 500, 0, 10, 1, 2, 3, 4, 800, -100, 2, 1}, true);
+            logits =
+                Tensor::from_vector({3, 4}, {-400, 500, 0, 10, 1, 2, 3, 4, 800, -100, 2, 1}, true);
         auto targets = k.targets;
         real ls = k.smoothing;
         GradCase c{k.label,

@@ -127,6 +127,11 @@ Tensor random_leaf(Rng& rng, const Shape& shape, double lo, double hi, bool requ
     return Tensor::from_vector(shape, v, requires_grad);
 }
 
+Tensor upstream_gradient(const Shape& shape) {
+    Rng rng(99);
+    return random_leaf(rng, shape, -1, 1, false);
+}
+
 void check_gradients(Grader& g, const GradCase& c) {
     g.check(c.label + ": forward", [&]() -> std::string {
         g.phase("forward");
@@ -138,13 +143,12 @@ void check_gradients(Grader& g, const GradCase& c) {
             return fmt::format("shape {}, expected {}", got.shape().str(), want.shape().str());
         CompareContext context = c.forward_context;
         context.shape = dims(want);
-        return compare("value", values(got), values(want), context);
+        return compare(c.output, values(got), values(want), context);
     });
     g.check(c.label + ": backward vs seqgrad", [&]() -> std::string {
         for (Tensor t : c.inputs) t.zero_grad();
         Tensor want_out = c.reference(c.inputs);
-        Rng rng(99);
-        Tensor weight = random_leaf(rng, want_out.shape(), -1, 1, false);
+        Tensor weight = upstream_gradient(want_out.shape());
         want_out.backward(weight);
         std::vector<std::vector<double>> want;
         for (Tensor t : c.inputs) want.push_back(gradient(t)), t.zero_grad();

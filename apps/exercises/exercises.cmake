@@ -24,7 +24,8 @@ add_library(seqgrad_exercise_grader STATIC EXCLUDE_FROM_ALL
   ${SEQGRAD_EXERCISE_ROOT}/grader.cpp ${SEQGRAD_EXERCISE_ROOT}/compare.cpp
   ${SEQGRAD_EXERCISE_ROOT}/checks_ops.cpp ${SEQGRAD_EXERCISE_ROOT}/checks_layers.cpp
   ${SEQGRAD_EXERCISE_ROOT}/checks_optim.cpp ${SEQGRAD_EXERCISE_ROOT}/checks_decoding.cpp
-  ${SEQGRAD_EXERCISE_ROOT}/checks_bleu.cpp ${SEQGRAD_EXERCISE_ROOT}/beam_reference.cpp
+  ${SEQGRAD_EXERCISE_ROOT}/checks_bleu.cpp ${SEQGRAD_EXERCISE_ROOT}/checks_transformer.cpp
+  ${SEQGRAD_EXERCISE_ROOT}/beam_reference.cpp
   ${SEQGRAD_EXERCISE_ROOT}/learner_table.cpp)
 target_compile_options(seqgrad_exercise_grader PRIVATE ${SEQGRAD_WARNINGS})
 target_link_libraries(seqgrad_exercise_grader PUBLIC seqgrad_f64)

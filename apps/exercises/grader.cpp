@@ -67,6 +67,7 @@ const std::vector<Exercise>& all_exercises() {
         add_optimizer_exercise(out);
         add_decoding_exercises(out);
         add_bleu_exercise(out);
+        add_transformer_exercises(out);
         return out;
     }();
     return list;

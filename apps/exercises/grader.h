@@ -48,11 +48,12 @@ struct Exercise {
     std::function<void(Grader&)> grade;
 };
 const std::vector<Exercise>& all_exercises();
-void add_op_exercises(std::vector<Exercise>& out);        // 01-05 (checks_ops.cpp)
-void add_layer_exercises(std::vector<Exercise>& out);     // 06-11 (checks_layers.cpp)
-void add_optimizer_exercise(std::vector<Exercise>& out);  // 12 (checks_optim.cpp)
-void add_decoding_exercises(std::vector<Exercise>& out);  // 13-14 (checks_decoding.cpp)
-void add_bleu_exercise(std::vector<Exercise>& out);       // 15 (checks_bleu.cpp)
+void add_op_exercises(std::vector<Exercise>& out);           // 01-05 (checks_ops.cpp)
+void add_layer_exercises(std::vector<Exercise>& out);        // 06-11 (checks_layers.cpp)
+void add_optimizer_exercise(std::vector<Exercise>& out);     // 12 (checks_optim.cpp)
+void add_decoding_exercises(std::vector<Exercise>& out);     // 13-14 (checks_decoding.cpp)
+void add_bleu_exercise(std::vector<Exercise>& out);          // 15 (checks_bleu.cpp)
+void add_transformer_exercises(std::vector<Exercise>& out);  // 16-17 (checks_transformer.cpp)
 
 // ---- comparing numbers (compare.cpp) ----------------------------------------------------------
 
@@ -91,6 +92,7 @@ struct GradCase {
     std::vector<Tensor> inputs;      // leaves; those requiring grad are checked
     std::vector<std::string> names;  // one per input, for the messages
     TensorFn learner, reference;
+    std::string output = "value";    // the result's name in messages, e.g. "o [B,h,T,dv]"
     CompareContext forward_context;  // shape and alternatives for the forward
     // Per input: alternatives and masks for its gradient (optional; shape filled in).
     std::vector<CompareContext> grad_contexts;
@@ -99,6 +101,10 @@ struct GradCase {
 // Adds the checks "<label>: forward", "<label>: backward vs seqgrad" and "<label>: backward vs
 // central differences" (the last two in the phase "backward").
 void check_gradients(Grader& g, const GradCase& c);
+// The upstream gradient "backward vs seqgrad" sends into both outputs: uniform(−1, 1) from a
+// fixed seed, never all ones (which hides a transposed gradient). A check that predicts the
+// gradients of a known slip uses the same.
+Tensor upstream_gradient(const Shape& shape);
 // Random uniform(lo, hi) leaf of `shape`.
 Tensor random_leaf(Rng& rng, const Shape& shape, double lo = -1, double hi = 1,
                    bool requires_grad = true);

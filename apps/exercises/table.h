@@ -10,13 +10,35 @@
 
 namespace seqgrad::grading {
 
-#define SEQGRAD_EXERCISE_FUNCTIONS(X)                                                    \
-    X(1, tanh)                                                                           \
-    X(1, sigmoid) X(2, add) X(2, mul) X(3, matmul) X(4, log_softmax) X(5, cross_entropy) \
-        X(6, gru_cell_composed) X(7, gru_cell_fused) X(8, lstm_cell) X(9, padding_mask)  \
-            X(9, masked_softmax) X(10, bahdanau_scores) X(10, attention_context)         \
-                X(11, luong_dot_scores) X(11, luong_general_scores) X(12, adam_update)   \
-                    X(12, clip_grad_norm) X(13, greedy_decode) X(14, beam_step) X(15, corpus_bleu)
+// clang-format off
+#define SEQGRAD_EXERCISE_FUNCTIONS(X) \
+    X(1, tanh) \
+    X(1, sigmoid) \
+    X(2, add) \
+    X(2, mul) \
+    X(3, matmul) \
+    X(4, log_softmax) \
+    X(5, cross_entropy) \
+    X(6, gru_cell_composed) \
+    X(7, gru_cell_fused) \
+    X(8, lstm_cell) \
+    X(9, padding_mask) \
+    X(9, masked_softmax) \
+    X(10, bahdanau_scores) \
+    X(10, attention_context) \
+    X(11, luong_dot_scores) \
+    X(11, luong_general_scores) \
+    X(12, adam_update) \
+    X(12, clip_grad_norm) \
+    X(13, greedy_decode) \
+    X(14, beam_step) \
+    X(15, corpus_bleu) \
+    X(16, layer_norm) \
+    X(17, split_heads) \
+    X(17, merge_heads) \
+    X(17, causal_mask) \
+    X(17, scaled_dot_product_attention)
+// clang-format on
 
 struct ExerciseTable {
 #define SEQGRAD_TABLE_MEMBER(number, name) decltype(&exercises::name) name = nullptr;

@@ -9,6 +9,7 @@
 #include <map>
 
 #include "apps/explore/explore_attention.h"
+#include "apps/explore/explore_tape.h"
 #include "apps/studies/attention_report.h"
 #include "seqgrad/autograd/tensor.h"
 #include "seqgrad/data/accuracy.h"
@@ -356,11 +357,17 @@ json add_gradients(const LoadedRun& run, const ExploreInput& input,
                            : beams[i].nbest[0].tokens;
         sentences[i]["gradflow"] =
             gradflow_json(run, input.sources[i], target, with_reference ? "reference" : "beam");
+        if (int(i) < g.tape_sentences)
+            sentences[i]["tape"] =
+                tape_json(run, input.sources[i], target, with_reference ? "reference" : "beam");
     }
-    json meta = {{"enabled", true},
-                 {"sentences", std::min<size_t>(size_t(g.sentences), input.sources.size())},
-                 {"integrated_sentences", integrated},
-                 {"integrated_steps", g.integrated_steps}};
+    json meta = {
+        {"enabled", true},
+        {"sentences", std::min<size_t>(size_t(g.sentences), input.sources.size())},
+        {"integrated_sentences", integrated},
+        {"integrated_steps", g.integrated_steps},
+        {"tape_sentences", std::min<size_t>(size_t(g.tape_sentences), input.sources.size())},
+        {"tape_maths", tape_maths(sentences)}};
     if (agreeing)
         meta["agreement"] = {{"method", "grad_norm"},
                              {"sentences", agreeing},
@@ -381,6 +388,7 @@ json meta_json(const LoadedRun& run, const std::string& run_dir, const ExploreIn
             {"model", model},
             {"tokenizer", run.config.data.tokenizer},
             {"attention", run.config.model.attention},
+            {"coverage", run.config.model.coverage},
             {"hidden_size", run.config.model.hidden_size},
             {"origin", input.origin},
             {"sentences", input.sources.size()},

@@ -27,6 +27,7 @@ struct GradientViewOptions {
                           // decoding them at beam 5)
     int integrated_sentences = 3;  // integrated gradients for the first N sentences
     int integrated_steps = 32;     // their steps (midpoint rule)
+    int tape_sentences = 3;  // the recorded graph (apps/explore/explore_tape.h) of the first N
 };
 
 // The saliency of every translated sentence's best hypothesis (empty ones are skipped: no

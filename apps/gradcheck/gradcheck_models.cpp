@@ -26,6 +26,9 @@ struct ModelCase {
     bool input_feeding = false;
     bool attention_bias = true;
     double label_smoothing = 0;
+    std::string coverage = "none";
+    double coverage_weight = 1;
+    double coverage_loss = 0;  // λ > 0: the model runs in training mode, where the loss adds it
 };
 
 std::vector<ModelCase> model_cases() {
@@ -72,6 +75,20 @@ std::vector<ModelCase> model_cases() {
         c.encoder_hidden_size = 3;
         c.attention_bias = false;
     });
+    // coverage inside the attention: c_s runs through every step's score; See et al.'s loss
+    add("bahdanau, coverage subtract", [](ModelCase& c) {
+        c.coverage = "subtract";
+        c.coverage_weight = 0.7;
+    });
+    add("bahdanau, coverage learned, coverage loss 1", [](ModelCase& c) {
+        c.coverage = "learned";
+        c.coverage_loss = 1;
+    });
+    add("luong_general, coverage learned, coverage loss 1", [](ModelCase& c) {
+        c.attention = "luong_general";
+        c.coverage = "learned";
+        c.coverage_loss = 1;
+    });
     for (const std::string cell : {"lstm", "rnn"}) {
         add(cell + " bahdanau", [&](ModelCase& c) { c.cell = cell; });
         add(cell + " luong_general with input feeding", [&](ModelCase& c) {
@@ -117,9 +134,13 @@ void add_models(Registry& r) {
             config.output_layer = c.output_layer;
             config.input_feeding = c.input_feeding;
             config.attention_bias = c.attention_bias;
+            config.coverage = c.coverage;
+            config.coverage_weight = c.coverage_weight;
             Rng rng(80);
             Seq2Seq model(config, 7, 7, rng);
-            model.eval();  // no dropout (there is none anyway: dropout 0)
+            model.coverage_loss = c.coverage_loss;
+            // no dropout (there is none anyway: dropout 0); the coverage loss is a training term
+            model.train(c.coverage_loss > 0);
             // source ids 4..6 (EOS = 2 ends the longer one); targets end with EOS
             const std::vector<EncodedPair> pairs{{{4, 5, 2}, {6, 4, 2}}, {{6, 4}, {5, 2}}};
             const Batch batch = make_batch(pairs, {0, 1});

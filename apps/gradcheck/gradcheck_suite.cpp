@@ -381,6 +381,54 @@ void add_attention_layers(Registry& r) {
         });
 }
 
+// The same two steps with coverage (model.coverage): the first step reads a given c_0 (an input,
+// so the check reaches through c_s), the second c_1 = c_0 + α_0.
+void add_coverage_attention_layers(Registry& r) {
+    struct CoverageCase {
+        std::string name;
+        int64_t query_dim, key_dim;
+        LuongScore kind;
+        bool bahdanau;
+    };
+    const CoverageCase cases[] = {{"Bahdanau", 4, 6, LuongScore::dot, true},
+                                  {"Luong dot", 5, 5, LuongScore::dot, false},
+                                  {"Luong general", 4, 6, LuongScore::general, false},
+                                  {"Luong concat", 4, 6, LuongScore::concat, false}};
+    for (const CoverageCase& c : cases)
+        for (Coverage coverage : {Coverage::subtract, Coverage::learned})
+            r.add("layer",
+                  fmt::format("{} attention with mask, coverage {} (through c)", c.name,
+                              to_string(coverage)),
+                  [c, coverage](const GradcheckOptions& o) {
+                      Rng rng(75);
+                      std::unique_ptr<Attention> attention;
+                      if (c.bahdanau)
+                          attention = std::make_unique<BahdanauAttention>(4, 6, 5, rng);
+                      else
+                          attention = std::make_unique<LuongAttention>(c.kind, c.query_dim,
+                                                                       c.key_dim, rng, false, 5);
+                      attention->set_coverage(coverage, 0.9, rng);
+                      scale_parameters(*attention, 2);
+                      const Tensor mask = padding_mask({3, 1, 4}, 4);
+                      Tensor coverage0 = random({3, 4}, 79, 0, 1.5);
+                      return gradcheck(
+                          [&](const Inputs& x) {
+                              Tensor keys_projected = attention->project_keys(x[0]);
+                              AttentionResult a1 = attention->forward(x[1], x[0], keys_projected,
+                                                                      mask, Tensor(), x[3]);
+                              AttentionResult a2 =
+                                  attention->forward(x[2], x[0], keys_projected, mask, Tensor(),
+                                                     add(x[3], a1.weights));
+                              return concat({a1.context, a1.weights, a2.context, a2.weights}, 1);
+                          },
+                          with_parameters(
+                              {random({3, 4, c.key_dim}, 76), random({3, c.query_dim}, 77),
+                               random({3, c.query_dim}, 78), coverage0},
+                              *attention),
+                          o);
+                  });
+}
+
 void add_losses(Registry& r) {
     for (bool fused : {true, false})
         for (real smoothing : {real(0), real(0.1)}) {
@@ -413,6 +461,7 @@ std::vector<GradcheckEntry> gradcheck_entries() {
     add_linear_and_embedding(r);
     add_recurrent_layers(r);
     add_attention_layers(r);
+    add_coverage_attention_layers(r);
     add_losses(r);
     add_models(r);
     add_transformer(r);

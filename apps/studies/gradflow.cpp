@@ -69,12 +69,13 @@ void attention_diagnostics(const Seq2Seq& model, const Batch& batch, FlowMeasure
         }
     };
     std::vector<int32_t> previous(B);
+    Tensor coverage;
     for (int64_t t = 0; t < T; ++t) {
         for (int64_t b = 0; b < B; ++b) previous[b] = batch.tgt_in[b * T + t];
         Tensor embedded = model.decoder.embedding.forward(previous, {B});
         if (bahdanau)
             count_saturated(bahdanau->pre_activations(state.back().h, source.keys_projected), t);
-        Decoder::Step step = model.decoder.step(embedded, state, feed, source);
+        Decoder::Step step = model.decoder.step(embedded, state, feed, source, Tensor(), coverage);
         if (concat_score) {
             const int64_t A = luong->W->out_features();
             Tensor query_projected = linear(step.top_hidden(), slice(luong->W->weight, 1, 0, H));
@@ -93,6 +94,7 @@ void attention_diagnostics(const Seq2Seq& model, const Batch& batch, FlowMeasure
         }
         state = step.state;
         feed = step.output_state;
+        coverage = step.coverage;  // model.coverage: c_{t+1} = c_t + α_t (undefined without)
     }
     if (pre_total > 0) m.saturation = double(saturated) / double(pre_total);
     if (entropy_count > 0) {
@@ -308,7 +310,8 @@ class Study {
     Study(const GradflowOptions& o, GradflowReport& report) : o_(o), report_(report) {}
 
     void measure_all(size_t model_index, const std::string& name, const std::string& stage,
-                     Seq2Seq& model, const DataSource& data, const std::vector<int>& data_seeds) {
+                     TranslationModel& model, const DataSource& data,
+                     const std::vector<int>& data_seeds) {
         model.eval();
         for (int L : o_.lengths)
             for (int d : data_seeds) {
@@ -318,14 +321,16 @@ class Study {
                 acc.curve.model = name;
                 acc.curve.stage = stage;
                 acc.curve.length = L;
-                acc.add(measure_gradient_flow(model, batch));
+                auto* transformer = dynamic_cast<Transformer*>(&model);
+                acc.add(transformer ? measure_transformer_flow(*transformer, batch)
+                                    : measure_gradient_flow(dynamic_cast<Seq2Seq&>(model), batch));
             }
     }
 
     // Adam on the task, a random L from the lengths at each step; the same batches for every
     // model. Records the loss and the per-group gradient norms (before clipping) of every step.
     // At the steps listed in measure_at (before the last), measures again as stage "stepN".
-    void train(size_t model_index, const std::string& name, int seed, Seq2Seq& model,
+    void train(size_t model_index, const std::string& name, int seed, TranslationModel& model,
                const DataSource& data, const std::vector<int>& data_seeds) {
         AdamOptions adam_options;
         adam_options.lr = o_.lr;
@@ -364,7 +369,7 @@ class Study {
 
     // first_stage: "fresh" for a new model, "run" for a loaded one.
     void study(size_t model_index, const std::string& name, const std::string& first_stage,
-               int seed, Seq2Seq& model, const DataSource& data,
+               int seed, TranslationModel& model, const DataSource& data,
                const std::vector<int>& data_seeds) {
         measure_all(model_index, name, first_stage, model, data, data_seeds);
         if (o_.train_steps == 0) return;
@@ -405,6 +410,24 @@ void check_gradflow_options(const GradflowOptions& o) {
             o.task));
 }
 
+// A fresh Transformer of the options' sizes, initialised with seeds seed, seed+1, ...
+void study_fresh_transformer(const GradflowOptions& o, Study& study, size_t k,
+                             const DataSource& data, int64_t source_vocab, int64_t target_vocab) {
+    ModelConfig config = o.model;
+    config.kind = "transformer";
+    config.d_model = int(o.model.hidden_size);
+    config.heads = o.heads;
+    config.ff_size = o.ff_size;
+    config.encoder_layers = config.decoder_layers = o.transformer_layers;
+    config.dropout = 0;
+    config.positional = "sinusoidal";
+    for (int s = 0; s < o.seeds; ++s) {
+        Rng rng(o.seed + uint64_t(s));
+        Transformer model(config, source_vocab, target_vocab, rng);
+        study.study(k, "transformer", "fresh", s, model, data, {s});
+    }
+}
+
 // Fresh models, one per cell × attention kind, each initialised with seeds seed, seed+1, ...
 void study_fresh_models(const GradflowOptions& o, Study& study, const DataSource& synthetic,
                         const std::vector<SentencePair>& dates) {
@@ -430,6 +453,11 @@ void study_fresh_models(const GradflowOptions& o, Study& study, const DataSource
     size_t k = 0;
     for (const std::string& cell : o.cells)
         for (const std::string& attention : o.models) {
+            if (attention == "transformer") {  // no cell: one model, after the first cell's
+                if (cell == o.cells.front())
+                    study_fresh_transformer(o, study, k++, data, source_vocab, target_vocab);
+                continue;
+            }
             const std::string name = gru_only ? attention : cell + "+" + attention;
             for (int s = 0; s < o.seeds; ++s) {
                 ModelConfig config = o.model;
@@ -449,15 +477,20 @@ void study_trained_runs(const GradflowOptions& o, Study& study, const DataSource
     for (size_t k = 0; k < o.run_dirs.size(); ++k) {
         const std::string& dir = o.run_dirs[k];
         LoadedRun run = load_run(dir, "best", /*load_data=*/o.task == "text");
-        auto* seq2seq = dynamic_cast<Seq2Seq*>(run.model.get());
-        if (!seq2seq)
-            throw Error(fmt::format("gradflow: {} holds a model.kind \"{}\" model; the "
-                                    "gradient-flow study measures RNN models only",
-                                    dir, run.config.model.kind));
-        // named by its attention kind, plus its directory when two runs share the kind
-        std::string name = run.config.model.attention;
+        if (!dynamic_cast<Seq2Seq*>(run.model.get()) &&
+            !dynamic_cast<Transformer*>(run.model.get()))
+            throw Error(
+                fmt::format("gradflow: {} holds a model.kind \"{}\" model; the "
+                            "gradient-flow study measures RNN models and Transformers",
+                            dir, run.config.model.kind));
+        // named by its attention kind (or "transformer"), plus its directory when two runs
+        // share the name
+        auto name_of = [](const ModelConfig& m) {
+            return m.kind == "transformer" ? std::string("transformer") : m.attention;
+        };
+        std::string name = name_of(run.config.model);
         for (size_t j = 0; j < o.run_dirs.size(); ++j)
-            if (j != k && Config::load(o.run_dirs[j] + "/config.json").model.attention == name) {
+            if (j != k && name_of(Config::load(o.run_dirs[j] + "/config.json").model) == name) {
                 std::filesystem::path p = std::filesystem::path(dir).lexically_normal();
                 if (p.filename().empty()) p = p.parent_path();
                 name += " (" + p.filename().string() + ")";
@@ -477,7 +510,7 @@ void study_trained_runs(const GradflowOptions& o, Study& study, const DataSource
                 "gradflow: --symbols {} is more than {}'s vocabularies hold ({} and {} ids)",
                 o.symbols, dir, vs, vt));
         }
-        study.study(k, name, "run", 0, *seq2seq, data, range(o.seeds));
+        study.study(k, name, "run", 0, *run.model, data, range(o.seeds));
     }
 }
 

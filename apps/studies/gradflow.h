@@ -33,8 +33,9 @@
 #include <vector>
 
 #include "seqgrad/data/batching.h"
-#include "seqgrad/models/run/config.h"
 #include "seqgrad/models/model/seq2seq.h"
+#include "seqgrad/models/model/transformer.h"
+#include "seqgrad/models/run/config.h"
 #include "seqgrad/models/training/grad_norms.h"
 
 namespace seqgrad {
@@ -74,13 +75,24 @@ struct FlowMeasurement {
 // hold this batch's gradients afterwards.
 // `diagnostics` false: without the attention diagnostics (saturation, entropy stay NaN), which
 // cost a second forward pass.
-FlowMeasurement measure_gradient_flow(Seq2Seq& model, const Batch& batch,
-                                      bool diagnostics = true);
+FlowMeasurement measure_gradient_flow(Seq2Seq& model, const Batch& batch, bool diagnostics = true);
+
+// The same for a Transformer (apps/studies/gradflow_transformer.cpp), with
+//   hidden[t]    = ‖dL/d memory_t‖  the encoder's output at t, which only the decoder's
+//                  cross-attention reads: all of its gradient arrives through cross-attention
+//   embedding[t] = ‖dL/d x_t‖       the encoder's input (√E · embedding + position): its
+//                  gradient arrives through the encoder's self-attention from every position and
+//                  through the residual and feed-forward path of position t itself
+// There is no recurrence, so the RNN's split into "directly through attention" and "through the
+// recurrence" does not apply: direct and recurrent are NaN. No attention diagnostics (NaN).
+FlowMeasurement measure_transformer_flow(Transformer& model, const Batch& batch);
 
 // ---- the study -------------------------------------------------------------------------------
 
 struct GradflowOptions {
-    // attention kinds (--attention, or its older name --models)
+    // attention kinds (--attention, or its older name --models); "transformer" is the
+    // Transformer encoder-decoder (model.kind "transformer", sizes below), one model whatever
+    // the cells
     std::vector<std::string> models{"none", "bahdanau", "luong_dot", "luong_general"};
     std::vector<std::string> cells{"gru"};  // recurrent cells (--cells rnn,gru,lstm)
     std::vector<int> lengths{5, 10, 20, 30, 40, 50, 60};
@@ -95,9 +107,9 @@ struct GradflowOptions {
     double lr = 2e-3;             // Adam learning rate for train_steps
     double clip_norm = 1;         // gradient clipping for train_steps
     ModelConfig model;            // for fresh models (attention is taken from `models`)
-    // adding / copy_memory (apps/studies/longrange_model.h): lengths are T; each model is trained on
-    // its own T until the mean loss of the last `window` steps is below `threshold` (default:
-    // a tenth of the memoryless baseline) or train_steps have run. model.hidden_size is the hidden
+    // adding / copy_memory (apps/studies/longrange_model.h): lengths are T; each model is trained
+    // on its own T until the mean loss of the last `window` steps is below `threshold` (default: a
+    // tenth of the memoryless baseline) or train_steps have run. model.hidden_size is the hidden
     // size of the reference model, a GRU without attention; every other cell × attention gets
     // the hidden size whose parameter count is closest to the reference's (equal budgets).
     double threshold = 0;  // 0: baseline / 10
@@ -111,6 +123,12 @@ struct GradflowOptions {
     std::string out_dir = "gradflow";
     bool quiet = false;
     int threads = 1;  // BLAS threads
+    // the Transformer of "transformer": d_model = model.hidden_size, heads, ff_size and the
+    // depth of both stacks (post-norm, sinusoidal positions, no dropout). adding / copy_memory:
+    // a causal Transformer of `transformer_layers` layers and `heads` heads whose size (a
+    // multiple of heads, FF 2·size) matches the reference's parameter budget
+    // (apps/studies/longrange_model.h); ff_size is not used there
+    int heads = 4, ff_size = 128, transformer_layers = 2;
     GradflowOptions() {
         model.embedding_size = 32;
         model.hidden_size = 64;
@@ -120,7 +138,8 @@ struct GradflowOptions {
 
 // One (model, stage, L) of the study, averaged over the seeds.
 struct FlowCurve {
-    std::string model;  // "none", "bahdanau", ... (or the run's attention kind); with several
+    std::string model;  // "none", "bahdanau", "transformer"... (or the run's attention kind or
+                        // "transformer"); with several
                         // cells or a long-range task "cell+attention", e.g. "lstm+bahdanau"
     std::string stage;  // "fresh" (new model), "run" (loaded from a run), "stepN" (after N
                         // training steps) or "trained" (after all of them)

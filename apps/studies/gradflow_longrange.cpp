@@ -93,8 +93,10 @@ void run_long_range_study(const GradflowOptions& o, GradflowReport& report) {
     std::vector<std::string> names;
     for (const std::string& cell : o.cells)
         for (const std::string& attention : o.models) {
+            const bool transformer = attention == "transformer";  // no cell: once, named alone
+            if (transformer && cell != o.cells.front()) continue;
             const size_t index = names.size();
-            const std::string name = cell + "+" + attention;
+            const std::string name = transformer ? attention : cell + "+" + attention;
             names.push_back(name);
             // the parameter budget: a GRU of the given hidden size without attention
             Rng budget_rng(1);
@@ -103,12 +105,14 @@ void run_long_range_study(const GradflowOptions& o, GradflowReport& report) {
                     .num_parameters();
             const int64_t H = cell == "gru" && attention == "none"
                                   ? o.model.hidden_size
-                                  : matched_hidden_size(o.task, cell, attention, budget);
+                                  : matched_hidden_size(o.task, cell, attention, budget, o.heads,
+                                                        o.transformer_layers);
             for (int T : o.lengths)
                 for (int s = 0; s < o.seeds; ++s) {
                     if (o.seed_index >= 0 && s != o.seed_index) continue;
                     Rng rng(o.seed + uint64_t(s));
-                    LongRangeModel model(o.task, cell, attention, H, rng);
+                    LongRangeModel model(o.task, cell, attention, H, rng, o.heads,
+                                         o.transformer_layers);
                     // the same measurement batch for every model and seed at this T
                     Rng data_rng(o.seed * 1000003 + uint64_t(T));
                     const LongRangeBatch batch =

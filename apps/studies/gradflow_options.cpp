@@ -61,11 +61,12 @@ std::vector<std::string> parse_name_list(const std::string& text, const char* op
 }  // namespace
 
 GradflowOptions parse_gradflow_options(const std::vector<std::string>& argv) {
-    Args args(argv, {"out",       "models",         "attention", "cells",   "lengths",
-                     "task",      "target-length",  "symbols",   "batch",   "seeds",
-                     "seed",      "train-steps",    "lr",        "clip",    "embedding",
-                     "hidden",    "attention-size", "run",       "threads", "measure-at",
-                     "threshold", "window",         "seed-index"},
+    Args args(argv, {"out",       "models",         "attention",  "cells",   "lengths",
+                     "task",      "target-length",  "symbols",    "batch",   "seeds",
+                     "seed",      "train-steps",    "lr",         "clip",    "embedding",
+                     "hidden",    "attention-size", "run",        "threads", "measure-at",
+                     "threshold", "window",         "seed-index", "heads",   "ff-size",
+                     "layers"},
               {"quiet", "help"});
     if (!args.positional().empty())
         throw GradflowUsageError(
@@ -79,9 +80,9 @@ GradflowOptions parse_gradflow_options(const std::vector<std::string>& argv) {
     const char* attention_option = args.has("models") ? "--models" : "--attention";
     const std::string attention_list = args.get("attention", args.get("models"));
     if (args.has("attention") || args.has("models"))
-        o.models =
-            parse_name_list(attention_list, attention_option,
-                            {"none", "bahdanau", "luong_dot", "luong_general", "luong_concat"});
+        o.models = parse_name_list(
+            attention_list, attention_option,
+            {"none", "bahdanau", "luong_dot", "luong_general", "luong_concat", "transformer"});
     if (args.has("cells"))
         o.cells = parse_name_list(args.get("cells"), "--cells", {"rnn", "gru", "lstm"});
     if (args.has("lengths")) o.lengths = parse_positive_list(args.get("lengths"), "--lengths");
@@ -117,6 +118,20 @@ GradflowOptions parse_gradflow_options(const std::vector<std::string>& argv) {
     o.model.embedding_size = args.get_int("embedding", o.model.embedding_size);
     o.model.hidden_size = args.get_int("hidden", o.model.hidden_size);
     o.model.attention_size = args.get_int("attention-size", o.model.attention_size);
+    o.heads = args.get_int("heads", o.heads);
+    o.ff_size = args.get_int("ff-size", o.ff_size);
+    o.transformer_layers = args.get_int("layers", o.transformer_layers);
+    const bool transformer =
+        std::find(o.models.begin(), o.models.end(), "transformer") != o.models.end();
+    // on the long-range tasks the transformer's size is matched to the budget (a multiple of
+    // --heads); otherwise --hidden is its d_model
+    const bool divides =
+        o.heads >= 1 && (is_long_range_task(o.task) || o.model.hidden_size % o.heads == 0);
+    if (transformer && (o.heads < 1 || o.ff_size < 1 || o.transformer_layers < 1 || !divides))
+        throw Error(fmt::format(
+            "gradflow: the Transformer's --heads {} must divide --hidden {} (its d_model), and "
+            "--heads, --ff-size {} and --layers {} must be >= 1",
+            o.heads, o.model.hidden_size, o.ff_size, o.transformer_layers));
     o.quiet = args.has("quiet");
     o.threads = std::max(1, args.get_int("threads", 1));
     if (o.model.embedding_size < 1 || o.model.hidden_size < 1 || o.model.attention_size < 1)

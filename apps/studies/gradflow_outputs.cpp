@@ -136,6 +136,15 @@ StagePlots stage_plots(const GradflowReport& report, const GradflowOptions& o,
                        const std::string& stage) {
     const int largest = *std::max_element(o.lengths.begin(), o.lengths.end());
     StagePlots p = titled_stage_plots(o, stage, largest);
+    // a Transformer's "h_t": its encoder's output at t (apps/studies/gradflow.h), or on the
+    // long-range tasks its first layer's input (apps/studies/longrange_model.h)
+    if (std::any_of(report.curves.begin(), report.curves.end(),
+                    [](const FlowCurve& c) { return c.model.rfind("transformer", 0) == 0; })) {
+        for (plot::LinePlot* plot : {&p.position, &p.relative, &p.first})
+            plot->y_label += is_long_range_task(o.task) ? " (transformer: first layer's input)"
+                                                        : " (transformer: encoder output)";
+        p.split.title += "; the transformer has no recurrence to split by";
+    }
     std::map<std::string, plot::Series> by_model;  // ‖dL/dh_1‖ against the length
     std::vector<std::string> order;
     for (const FlowCurve& c : report.curves) {

@@ -1,4 +1,5 @@
-// The long-range models, their gradient flow and their training: see apps/studies/longrange_model.h.
+// The long-range models, their gradient flow and their training: see
+// apps/studies/longrange_model.h.
 #include "apps/studies/longrange_model.h"
 
 #include <fmt/format.h>
@@ -7,6 +8,7 @@
 
 #include "seqgrad/autograd/ops.h"
 #include "seqgrad/layers/loss.h"
+#include "seqgrad/layers/positional_encoding.h"
 #include "seqgrad/optim/adam.h"
 #include "seqgrad/optim/clip.h"
 
@@ -43,13 +45,43 @@ double norm_sq(const real* grad, int64_t offset, int64_t n) {
     return s;
 }
 
+// y = norm1(z + SelfAttention(z, causal)),  z' = norm2(y + FF(y)): nn.TransformerEncoderLayer
+// (post-norm, no dropout) with the causal mask its forward does not take
+Tensor causal_layer(const TransformerEncoderLayer& layer, const Tensor& z) {
+    Tensor y = layer.norm1.forward(z + layer.self_attn.forward(z, z, z, Tensor(), true).output);
+    return layer.norm2.forward(y + layer.ff.forward(y));
+}
+
 }  // namespace
 
 LongRangeModel::LongRangeModel(const std::string& task, const std::string& cell,
-                               const std::string& attention_kind, int64_t hidden_size, Rng& rng)
+                               const std::string& attention_kind, int64_t hidden_size, Rng& rng,
+                               int64_t heads, int num_layers)
     : task_(task), cell_(cell), attention_kind_(attention_kind), hidden_size_(hidden_size) {
     const int64_t C = input_channels(task), H = hidden_size;
     if (H < 1) throw Error(fmt::format("long-range model: hidden size {} must be >= 1", H));
+    if (attention_kind == "transformer") {
+        if (heads < 1 || H % heads != 0 || num_layers < 1)
+            throw Error(
+                fmt::format("long-range transformer: {} heads must divide the size {}, "
+                            "and {} layers must be >= 1",
+                            heads, H, num_layers));
+        cell_ = "-";
+        TransformerLayerOptions options;
+        options.d_model = H;
+        options.heads = heads;
+        options.ff_size = 2 * H;
+        options.dropout = 0;
+        input = std::make_unique<Linear>(C, H, true, rng);
+        register_module("input", *input);
+        for (int k = 0; k < num_layers; ++k) {
+            layers.push_back(std::make_unique<TransformerEncoderLayer>(options, rng));
+            register_module(fmt::format("layers.{}", k), *layers.back());
+        }
+        out = std::make_unique<Linear>(H, task == "adding" ? 1 : kCopyMemoryAlphabet, true, rng);
+        register_module("out", *out);
+        return;
+    }
     encoder = make_recurrent(parse_cell_type(cell), C, H, 1, false, real(0), rng);
     attention = make_long_range_attention(attention_kind, H, rng);
     const int64_t features = attention ? 2 * H : H;
@@ -72,6 +104,18 @@ LongRangeModel::Output LongRangeModel::forward(const LongRangeBatch& batch,
     const int64_t B = batch.batch, N = batch.steps;
     Output o;
     o.inputs = Tensor::from_vector({B, N, batch.channels}, batch.inputs, inputs_grad);
+    std::vector<Tensor> predictions;  // one [B, outputs] per answer step
+    if (is_transformer()) {
+        const int64_t H = hidden_size_;
+        o.outputs = input->forward(o.inputs) + sinusoidal_positions(0, N, H);  // e [B,N,H]
+        Tensor z = o.outputs;
+        for (const auto& layer : layers) z = causal_layer(*layer, z);
+        for (int64_t a = 0; a < batch.answers; ++a) {
+            const int64_t t = batch.answer_start + a;
+            predictions.push_back(out->forward(reshape(slice(z, 1, t, t + 1), {B, H})));
+        }
+        return with_loss(batch, predictions, o);
+    }
     RecurrentOutput r = encoder->forward(o.inputs, std::vector<int32_t>(size_t(B), int32_t(N)));
     o.outputs = r.outputs;
     o.step_states = r.step_states;
@@ -80,7 +124,6 @@ LongRangeModel::Output LongRangeModel::forward(const LongRangeBatch& batch,
         keys = slice(o.outputs, 1, 0, batch.memory);  // [B, memory, H]
         keys_projected = attention->project_keys(keys);
     }
-    std::vector<Tensor> predictions;  // one [B, outputs] per answer step
     for (int64_t a = 0; a < batch.answers; ++a) {
         const Tensor& h = o.step_states[size_t(batch.answer_start + a)];  // [B, H]
         Tensor features = h;
@@ -89,6 +132,13 @@ LongRangeModel::Output LongRangeModel::forward(const LongRangeBatch& batch,
                 concat({h, attention->forward(h, keys, keys_projected, Tensor()).context}, 1);
         predictions.push_back(out->forward(features));
     }
+    return with_loss(batch, predictions, o);
+}
+
+LongRangeModel::Output& LongRangeModel::with_loss(const LongRangeBatch& batch,
+                                                  const std::vector<Tensor>& predictions,
+                                                  Output& o) const {
+    const int64_t B = batch.batch;
     if (task_ == "adding") {
         // loss = mean_b (ŷ_b − y_b)²
         Tensor target = Tensor::from_vector({B, 1}, batch.sums);
@@ -106,12 +156,14 @@ LongRangeModel::Output LongRangeModel::forward(const LongRangeBatch& batch,
 }
 
 int64_t matched_hidden_size(const std::string& task, const std::string& cell,
-                            const std::string& attention, int64_t budget) {
-    int64_t best = 1, best_gap = -1;
-    for (int64_t H = 1; H <= 1024; ++H) {
+                            const std::string& attention, int64_t budget, int64_t heads,
+                            int layers) {
+    const int64_t step = attention == "transformer" ? heads : 1;
+    int64_t best = step, best_gap = -1;
+    for (int64_t H = step; H <= 1024; H += step) {
         Rng rng(1);
-        const int64_t gap =
-            std::llabs(LongRangeModel(task, cell, attention, H, rng).num_parameters() - budget);
+        const int64_t gap = std::llabs(
+            LongRangeModel(task, cell, attention, H, rng, heads, layers).num_parameters() - budget);
         if (best_gap < 0 || gap < best_gap) {
             best = H;
             best_gap = gap;
@@ -137,6 +189,16 @@ LongRangeFlow measure_long_range_flow(LongRangeModel& model, const LongRangeBatc
     f.input.assign(size_t(N), 0);
     const real* direct = o.outputs.grad_data();
     const real* input = o.inputs.grad_data();
+    if (model.is_transformer()) {  // hidden: ‖dL/de_t‖; no recurrence to split by
+        for (int64_t t = 0; t < N; ++t) {
+            for (int64_t b = 0; b < B; ++b) {
+                f.hidden[size_t(t)] += std::sqrt(norm_sq(direct, (b * N + t) * H, H)) / double(B);
+                f.input[size_t(t)] += std::sqrt(norm_sq(input, (b * N + t) * C, C)) / double(B);
+            }
+            f.direct[size_t(t)] = f.recurrent[size_t(t)] = NAN;
+        }
+        return f;
+    }
     for (int64_t t = 0; t < N; ++t) {
         const real* total = o.step_states[size_t(t)].grad_data();
         for (int64_t b = 0; b < B; ++b) {

@@ -14,6 +14,16 @@
 // The head reads h_a from the step state itself, not from `outputs`, so the gradient that
 // arrives at `outputs` is exactly the part that came through attention (the context vectors):
 // with attention "none" it is 0.
+//
+// attention "transformer" (the cell is ignored): a small causal Transformer instead of the
+// recurrent layer,
+//   e_t     = W_in x_t + b_in + P_t    [B, N, H]    (P sinusoidal; `outputs` and `inputs` as above)
+//   z       = layers(e), each post-norm with the causal mask (step t sees steps 0..t):
+//             y = norm1(z + SelfAttention(z)),  z' = norm2(y + FF(y)),  FF: H -> 2H -> H (ReLU)
+//   prediction_a = head(z_a)
+// Parameters "input.*", "layers.K.*" (nn.TransformerEncoderLayer's names), "out.*". Every step's
+// gradient reaches it through self-attention (from its own and every later step) and, for an
+// answer step, through its residual path; there is no recurrence.
 #pragma once
 
 #include <functional>
@@ -25,6 +35,7 @@
 #include "seqgrad/layers/attention.h"
 #include "seqgrad/layers/linear.h"
 #include "seqgrad/layers/recurrent.h"
+#include "seqgrad/layers/transformer.h"
 
 namespace seqgrad {
 
@@ -34,14 +45,15 @@ class LongRangeModel : public Module {
     // cell: rnn | gru | lstm; attention: none | bahdanau | luong_dot | luong_general |
     // luong_concat (attention size = hidden). Parameters "encoder.*" (PyTorch names of the
     // recurrent layer), "attention.*", "out.weight", "out.bias".
+    // heads, layers: of "transformer" only (heads must divide hidden_size)
     LongRangeModel(const std::string& task, const std::string& cell, const std::string& attention,
-                   int64_t hidden_size, Rng& rng);
+                   int64_t hidden_size, Rng& rng, int64_t heads = 4, int layers = 2);
 
     struct Output {
         Tensor loss;                      // []
         Tensor inputs;                    // [B, N, C] (requires grad when asked)
-        Tensor outputs;                   // [B, N, H]: what attention reads
-        std::vector<Tensor> step_states;  // h_t, each [B, H]
+        Tensor outputs;                   // [B, N, H]: what attention reads (transformer: e)
+        std::vector<Tensor> step_states;  // h_t, each [B, H] (transformer: none)
     };
     // inputs_grad: make the inputs a leaf that receives a gradient (for ‖dL/dx_t‖).
     Output forward(const LongRangeBatch& batch, bool inputs_grad = false) const;
@@ -52,19 +64,29 @@ class LongRangeModel : public Module {
     int64_t hidden_size() const { return hidden_size_; }
     int64_t num_parameters() const;
 
-    std::unique_ptr<Recurrent> encoder;
-    std::unique_ptr<Attention> attention;  // null for "none"
+    bool is_transformer() const { return !layers.empty(); }
+
+    std::unique_ptr<Recurrent> encoder;    // null for "transformer"
+    std::unique_ptr<Attention> attention;  // null for "none" and "transformer"
+    std::unique_ptr<Linear> input;         // "transformer" only
+    std::vector<std::unique_ptr<TransformerEncoderLayer>> layers;  // "transformer" only
     std::unique_ptr<Linear> out;
 
   private:
+    // o.loss from the predictions at the answer steps (one [B, outputs] each); returns o
+    Output& with_loss(const LongRangeBatch& batch, const std::vector<Tensor>& predictions,
+                      Output& o) const;
+
     std::string task_, cell_, attention_kind_;
     int64_t hidden_size_;
 };
 
 // The hidden size for `cell` whose model has the parameter count closest to `budget` (same task
 // and attention): equal parameter budgets across cells.
+// (transformer: a multiple of heads, with that many heads and layers)
 int64_t matched_hidden_size(const std::string& task, const std::string& cell,
-                            const std::string& attention, int64_t budget);
+                            const std::string& attention, int64_t budget, int64_t heads = 4,
+                            int layers = 2);
 
 // Gradient reaching each step t = 1..N of one batch, mean over the rows:
 //   hidden     ‖dL/dh_t‖                      the step state's whole gradient
@@ -72,6 +94,8 @@ int64_t matched_hidden_size(const std::string& task, const std::string& cell,
 //   recurrent  ‖dL/dh_t − dL/d outputs[:, t]‖  the rest: through h_{t+1} (and the head's read
 //                                               of h_t at answer steps)
 //   input      ‖dL/dx_t‖
+// transformer: hidden is ‖dL/de_t‖ (e_t: the step's representation entering the first layer);
+// direct and recurrent are NaN (there is no recurrence to split by).
 struct LongRangeFlow {
     std::vector<double> hidden, direct, recurrent, input;
     double loss = 0;

@@ -7,13 +7,14 @@
 #include "seqgrad/autograd/fused_loss.h"
 #include "seqgrad/autograd/kernels/kernels.h"
 #include "seqgrad/autograd/ops.h"
+#include "seqgrad/autograd/tape_scope.h"
 #include "seqgrad/data/vocab.h"
 #include "seqgrad/layers/loss.h"
 
 namespace seqgrad {
 namespace {
 
-std::unique_ptr<Attention> make_attention(const ModelConfig& c, int64_t key_size, Rng& rng) {
+std::unique_ptr<Attention> make_attention_kind(const ModelConfig& c, int64_t key_size, Rng& rng) {
     const int64_t H = c.hidden_size;
     if (c.attention == "bahdanau")
         return std::make_unique<BahdanauAttention>(H, key_size, c.attention_size, rng,
@@ -30,6 +31,20 @@ std::unique_ptr<Attention> make_attention(const ModelConfig& c, int64_t key_size
                                                 /*scaled=*/false, c.attention_size,
                                                 c.fused_attention);
     return nullptr;  // "none"
+}
+
+// model.attention's layer, with model.coverage turned on in it
+std::unique_ptr<Attention> make_attention(const ModelConfig& c, int64_t key_size, Rng& rng) {
+    std::unique_ptr<Attention> attention = make_attention_kind(c, key_size, rng);
+    const Coverage coverage = parse_coverage(c.coverage);
+    if (coverage != Coverage::none) {
+        if (!attention)
+            throw Error(fmt::format(
+                "Seq2Seq: model.coverage \"{}\" needs an attention (model.attention is \"none\")",
+                c.coverage));
+        attention->set_coverage(coverage, c.coverage_weight, rng);
+    }
+    return attention;
 }
 
 int64_t decoder_input_size(const ModelConfig& c, int64_t key_size) {
@@ -207,13 +222,14 @@ std::vector<RecurrentState> Decoder::stack_step(const Tensor& input,
 // source batch (Seq2Seq::encode) and not again at every step.
 Decoder::Step Decoder::step(const Tensor& embedded, const std::vector<RecurrentState>& state,
                             const Tensor& feed, const EncodedSource& source,
-                            const Tensor& output_steps) const {
+                            const Tensor& output_steps, const Tensor& coverage) const {
     Step s;
     Tensor context;
     if (attention_kind_ == "bahdanau") {
         // attend with the top layer's previous state, then feed the context into layer 0
-        AttentionResult a = attention->forward(state.back().h, source.outputs,
-                                               source.keys_projected, source.mask, output_steps);
+        AttentionResult a =
+            attention->forward(state.back().h, source.outputs, source.keys_projected, source.mask,
+                               output_steps, coverage);
         s.state = stack_step(concat({embedded, a.context}, 1), state);
         s.output_state = s.top_hidden();
         s.attention_weights = a.weights;
@@ -222,8 +238,9 @@ Decoder::Step Decoder::step(const Tensor& embedded, const std::vector<RecurrentS
         // Luong: the stack steps first, attend with the top layer's new state, ã = tanh(W_c [c; h])
         Tensor input = input_feeding_ ? concat({embedded, feed}, 1) : embedded;
         s.state = stack_step(input, state);
-        AttentionResult a = attention->forward(s.top_hidden(), source.outputs,
-                                               source.keys_projected, source.mask, output_steps);
+        AttentionResult a =
+            attention->forward(s.top_hidden(), source.outputs, source.keys_projected, source.mask,
+                               output_steps, coverage);
         s.output_state = tanh(combine->forward(concat({a.context, s.top_hidden()}, 1)));
         s.attention_weights = a.weights;
         context = a.context;
@@ -231,6 +248,9 @@ Decoder::Step Decoder::step(const Tensor& embedded, const std::vector<RecurrentS
         s.state = stack_step(embedded, state);
         s.output_state = s.top_hidden();
     }
+    // c_{t+1} = c_t + α_t
+    if (has_coverage())
+        s.coverage = coverage.defined() ? add(coverage, s.attention_weights) : s.attention_weights;
     // deep output (Bahdanau et al. 2015): the projection also reads c_t and emb(y_{t-1})
     s.projection_input = !deep_output_       ? s.output_state
                          : context.defined() ? concat({s.output_state, context, embedded}, 1)
@@ -309,6 +329,10 @@ LossOutput Seq2Seq::forward_loss(const Batch& batch, const EncodedSource& source
     result.loss = linear_cross_entropy(decoder.dropout.forward(decoded.states), decoder.out.weight,
                                        decoder.out.bias, decoded.targets, Vocab::PAD,
                                        Reduction::mean, real(label_smoothing), &result.num_correct);
+    // + λ (1/N) Σ_t Σ_s min(α_{t,s}, c_{t,s}): See et al.'s coverage loss, per token as the CE
+    if (decoded.coverage_overlap.defined() && result.num_tokens > 0)
+        result.loss = add(result.loss, mul(decoded.coverage_overlap,
+                                           real(coverage_loss / double(result.num_tokens))));
     return result;
 }
 
@@ -334,12 +358,13 @@ std::vector<int64_t> running_rows(const Batch& batch) {
 // Keeps the first n rows of the decoder's state, its feed and the source it attends over:
 // slices of the leading dim, which are views (no copy).
 void keep_first_rows(int64_t n, const EncodedSource& source, std::vector<RecurrentState>& state,
-                     Tensor& feed, EncodedSource& rows) {
+                     Tensor& feed, Tensor& coverage, EncodedSource& rows) {
     for (RecurrentState& layer : state) {
         layer.h = slice(layer.h, 0, 0, n);
         if (layer.c.defined()) layer.c = slice(layer.c, 0, 0, n);
     }
     feed = slice(feed, 0, 0, n);
+    if (coverage.defined()) coverage = slice(coverage, 0, 0, n);
     rows.outputs = slice(source.outputs, 0, 0, n);
     rows.mask = slice(source.mask, 0, 0, n);
     if (source.keys_projected.defined())
@@ -355,6 +380,21 @@ void predict(const Linear& out, const Tensor& projection_input, std::vector<int3
         const real* row = logits.data() + b * V;
         predicted[size_t(b)] = int32_t(std::max_element(row, row + V) - row);
     }
+}
+
+// Σ_b Σ_s min(α[b,s], c[b,s]) over the rows b whose target is real (targets[b] != PAD):
+// min(α, c) = α − relu(α − c); at a tie α = c the gradient goes to α (relu'(0) = 0).
+Tensor coverage_overlap(const Tensor& weights, const Tensor& coverage, const int32_t* targets) {
+    const int64_t n = weights.size(0);
+    Tensor per_row = sum(sub(weights, relu(sub(weights, coverage))), 1);  // [n]
+    bool all_real = true;
+    for (int64_t b = 0; b < n; ++b) all_real = all_real && targets[b] != Vocab::PAD;
+    if (!all_real) {  // rows that run on past their end (an unsorted batch) count 0
+        Tensor real_rows = Tensor::empty({n});
+        for (int64_t b = 0; b < n; ++b) real_rows.data()[b] = targets[b] != Vocab::PAD;
+        per_row = mul(per_row, real_rows);
+    }
+    return sum(per_row);
 }
 
 }  // namespace
@@ -374,7 +414,9 @@ Seq2Seq::DecodedSteps Seq2Seq::decode_teacher_forced(const Batch& batch,
     std::vector<RecurrentState> state = source.initial_state;
     Tensor feed = Tensor::zeros({B, config_.hidden_size});  // Luong's ã_{t-1} (input feeding)
     EncodedSource rows = source;                            // the running rows' source
-    std::vector<Tensor> output_states;                      // one [n_t, *] per step
+    Tensor coverage;  // c_t [n_t, S] (model.coverage; undefined = 0 before the first step)
+    const bool with_coverage_loss = decoder.has_coverage() && coverage_loss > 0 && training();
+    std::vector<Tensor> output_states;  // one [n_t, *] per step
     DecodedSteps decoded;
     decoded.targets.reserve(size_t(batch.num_target_tokens));
     std::vector<int32_t> previous, predicted(size_t(B), Vocab::SOS);
@@ -382,8 +424,9 @@ Seq2Seq::DecodedSteps Seq2Seq::decode_teacher_forced(const Batch& batch,
     // product: autograd/kernels/kernels.h)
     kernels::SharedOverStepsScope shared(decoder.step_weights());
     for (int64_t t = 0; t < T && running[size_t(t)] > 0; ++t) {
+        TapeScope scope("decoder", t);  // the explorer's tape: these ops are step t's
         const int64_t n = running[size_t(t)];
-        if (n != feed.size(0)) keep_first_rows(n, source, state, feed, rows);
+        if (n != feed.size(0)) keep_first_rows(n, source, state, feed, coverage, rows);
         previous.resize(size_t(n));
         for (int64_t b = 0; b < n; ++b) {
             const bool gold = t == 0 || teacher_forcing >= 1 || rng.uniform() < teacher_forcing;
@@ -393,9 +436,18 @@ Seq2Seq::DecodedSteps Seq2Seq::decode_teacher_forced(const Batch& batch,
         const Tensor embedded = decoder.dropout.forward(decoder.embedding.forward(previous, {n}));
         const Tensor output_steps =
             config_.position_bias != 0 ? Tensor::full({n}, real(t)) : Tensor();
-        const Decoder::Step s = decoder.step(embedded, state, feed, rows, output_steps);
+        const Decoder::Step s = decoder.step(embedded, state, feed, rows, output_steps, coverage);
+        if (with_coverage_loss && coverage.defined()) {  // c_0 = 0: nothing overlaps at t = 0
+            const Tensor overlap =
+                coverage_overlap(s.attention_weights, coverage,
+                                 &decoded.targets[decoded.targets.size() - size_t(n)]);
+            decoded.coverage_overlap = decoded.coverage_overlap.defined()
+                                           ? add(decoded.coverage_overlap, overlap)
+                                           : overlap;
+        }
         state = s.state;
         feed = s.output_state;
+        coverage = s.coverage;
         output_states.push_back(s.projection_input);
         // the next input may be this step's own prediction
         if (teacher_forcing < 1) predict(decoder.out, s.projection_input, predicted);
@@ -405,17 +457,28 @@ Seq2Seq::DecodedSteps Seq2Seq::decode_teacher_forced(const Batch& batch,
 }
 
 // The decoder state's tensors (DecoderState::tensors): the per-row constants and the output step
-// (each row's t, for the position bias) first, then h of every layer, then (LSTM) c of every
-// layer.
+// (each row's t, for the position bias) and the coverage c_t first, then h of every layer, then
+// (LSTM) c of every layer.
 namespace {
-enum StateSlot : size_t { kFeed, kEncoderOutputs, kKeysProjected, kMask, kOutputStep, kLayers };
+enum StateSlot : size_t {
+    kFeed,
+    kEncoderOutputs,
+    kKeysProjected,
+    kMask,
+    kOutputStep,
+    kCoverage,
+    kLayers
+};
 }
 
 DecoderState Seq2Seq::initial_state(const EncodedSource& source) const {
     const int64_t B = source.outputs.size(0), H = config_.hidden_size;
     DecoderState state;
     Tensor keys = source.keys_projected.defined() ? source.keys_projected : Tensor::zeros({B, 1});
-    state.tensors = {Tensor::zeros({B, H}), source.outputs, keys, source.mask, Tensor::zeros({B})};
+    // c_0 = 0 (a [B,1] placeholder without coverage, reordered with the rest and never read)
+    const int64_t S = decoder.has_coverage() ? source.outputs.size(1) : 1;
+    state.tensors = {Tensor::zeros({B, H}), source.outputs,     keys,
+                     source.mask,           Tensor::zeros({B}), Tensor::zeros({B, S})};
     for (const RecurrentState& layer : source.initial_state) state.tensors.push_back(layer.h);
     for (const RecurrentState& layer : source.initial_state)
         if (layer.c.defined()) state.tensors.push_back(layer.c);
@@ -429,8 +492,12 @@ Seq2Seq::StateParts Seq2Seq::state_parts(const DecoderState& state) const {
             fmt::format("Seq2Seq::state_parts: a state of {} tensors for a decoder of {} "
                         "layers",
                         state.tensors.size(), L));
-    return {state.tensors[kLayers + L - 1], state.tensors[kEncoderOutputs],
-            state.tensors[kKeysProjected], state.tensors[kMask], state.tensors[kOutputStep]};
+    return {state.tensors[kLayers + L - 1],
+            state.tensors[kEncoderOutputs],
+            state.tensors[kKeysProjected],
+            state.tensors[kMask],
+            state.tensors[kOutputStep],
+            decoder.has_coverage() ? state.tensors[kCoverage] : Tensor()};
 }
 
 StepResult Seq2Seq::step(const std::vector<int32_t>& previous_tokens, DecoderState& state) const {
@@ -454,9 +521,11 @@ StepResult Seq2Seq::step(const std::vector<int32_t>& previous_tokens, DecoderSta
     source.keys_projected = decoder.attention ? state.tensors[kKeysProjected] : Tensor();
     source.mask = state.tensors[kMask];
     Tensor embedded = decoder.embedding.forward(previous_tokens, {N});
-    Decoder::Step s =
-        decoder.step(embedded, layers, state.tensors[kFeed], source, state.tensors[kOutputStep]);
+    const Tensor coverage = decoder.has_coverage() ? state.tensors[kCoverage] : Tensor();
+    Decoder::Step s = decoder.step(embedded, layers, state.tensors[kFeed], source,
+                                   state.tensors[kOutputStep], coverage);
     state.tensors[kFeed] = s.output_state;
+    if (s.coverage.defined()) state.tensors[kCoverage] = s.coverage;
     // the next output step of every row
     state.tensors[kOutputStep] = add(state.tensors[kOutputStep], real(1));
     for (size_t l = 0; l < L; ++l) {

@@ -14,9 +14,13 @@
 //     luong_*:   layer 0 reads [emb(y_{t-1}); ã_{t-1} if input feeding], the stack steps, then
 //                c_t = attend(query = h_t);  o_t = ã_t = tanh(W_c [c_t; h_t])
 //     none:      layer 0 reads emb(y_{t-1});  o_t = h_t
+//   coverage (model.coverage, layers/attention.h): the attention also reads c_t = Σ_{t'<t} α_{t'},
+//     [B,S], part of the decoder state: c_0 = 0, c_{t+1} = c_t + α_t
 //   logits_t = out(o_t)  (output_layer "plain")  or  out([o_t; c_t; emb(y_{t-1})])  ("deep";
 //   without attention [o_t; emb(y_{t-1})])
-//   loss = cross-entropy over the real (non-PAD) target tokens, averaged.
+//   loss = cross-entropy over the real (non-PAD) target tokens, averaged; with a coverage loss
+//   λ > 0 (See et al. 2017), in training mode, + λ · (1/N) Σ_t Σ_s min(α_{t,s}, c_{t,s}) over
+//   the same N tokens.
 //
 // Under teacher forcing the logits of all steps are computed after the recurrence, in one large
 // product over the real tokens only (padding never reaches the output projection).
@@ -96,11 +100,16 @@ class Decoder : public Module {
         Tensor output_state;       // o_t [N,H]: h_t, or Luong's ã_t (the next step's feed)
         Tensor projection_input;   // what `out` reads: o_t, or [o_t; c_t; emb] (deep output)
         Tensor attention_weights;  // [N,S] (undefined for none)
+        Tensor coverage;           // c_{t+1} = c_t + α_t [N,S] (undefined without coverage)
         const Tensor& top_hidden() const { return state.back().h; }
     };
-    // output_steps [N]: each row's output step t, needed only with a position bias.
+    // output_steps [N]: each row's output step t, needed only with a position bias. coverage
+    // [N,S]: c_t, read only with model.coverage (undefined = 0, the first step).
     Step step(const Tensor& embedded, const std::vector<RecurrentState>& state, const Tensor& feed,
-              const EncodedSource& source, const Tensor& output_steps = Tensor()) const;
+              const EncodedSource& source, const Tensor& output_steps = Tensor(),
+              const Tensor& coverage = Tensor()) const;
+    // model.coverage is not "none": the attention reads and the state carries c_t.
+    bool has_coverage() const { return attention && attention->coverage_kind() != Coverage::none; }
     Tensor project_keys(const Tensor& encoder_outputs) const;
     // The weights every step multiplies by (for kernels::SharedOverStepsScope).
     std::vector<Tensor> step_weights() const;
@@ -147,15 +156,15 @@ class Seq2Seq : public TranslationModel {
                             double teacher_forcing = 1.0, double label_smoothing = 0.0) const;
 
     // Decoding (StepModel): one row per source sentence; state tensors are
-    // {feed, encoder outputs, keys projected, mask, output step [N], h of each layer, c of each
-    // layer (LSTM)}.
+    // {feed, encoder outputs, keys projected, mask, output step [N], coverage [N,S] (or [N,1]
+    // zeros without coverage), h of each layer, c of each layer (LSTM)}.
     DecoderState initial_state(const EncodedSource& source) const;
     StepResult step(const std::vector<int32_t>& previous_tokens,
                     DecoderState& state) const override;
     // The named parts of a state made by initial_state, for tools that redo a step's attention
     // (bench/attention_stats.cpp): the query the next step starts from is top_hidden.
     struct StateParts {
-        Tensor top_hidden, encoder_outputs, keys_projected, mask, output_step;
+        Tensor top_hidden, encoder_outputs, keys_projected, mask, output_step, coverage;
     };
     StateParts state_parts(const DecoderState& state) const;
 
@@ -163,11 +172,17 @@ class Seq2Seq : public TranslationModel {
     Decoder decoder;
     Rng& rng() const { return rng_; }
 
+    // λ of the coverage loss (train.coverage_loss; needs model.coverage): added to forward_loss's
+    // loss in training mode only, as a regulariser (validation reports the cross-entropy).
+    double coverage_loss = 0;
+
   private:
     // The decoder's output states of the steps that ran, and their targets.
     struct DecodedSteps {
         Tensor states;                 // [Σ n_t, *], time-major: what `out` reads
         std::vector<int32_t> targets;  // [Σ n_t]
+        // Σ_t Σ_s min(α_{t,s}, c_{t,s}) over the real target tokens (coverage loss on only)
+        Tensor coverage_overlap;
     };
     DecodedSteps decode_teacher_forced(const Batch& batch, const EncodedSource& source,
                                        double teacher_forcing) const;

@@ -230,10 +230,10 @@ void check_transformer_keys(const SectionReader& r, ModelConfig& m, int layers,
                 fmt::format("{}: model.{}: only read with model.kind \"transformer\" "
                             "(the kind is \"{}\")",
                             source, key, m.kind));
-    for (const char* key :
-         {"cell", "embedding_size", "hidden_size", "encoder_hidden_size", "bidirectional",
-          "attention", "attention_size", "luong_scaled", "input_feeding", "attention_bias",
-          "output_layer", "attention_mask", "position_bias", "position_bias_ratio"})
+    for (const char* key : {"cell", "embedding_size", "hidden_size", "encoder_hidden_size",
+                            "bidirectional", "attention", "attention_size", "luong_scaled",
+                            "input_feeding", "attention_bias", "output_layer", "attention_mask",
+                            "position_bias", "position_bias_ratio", "coverage", "coverage_weight"})
         if (transformer && r.given(key))
             throw Error(
                 fmt::format("{}: model.{}: not read with model.kind \"transformer\" "
@@ -249,6 +249,21 @@ void check_transformer_keys(const SectionReader& r, ModelConfig& m, int layers,
             fmt::format("{}: model.d_model: {} is not divisible by model.heads {} (each "
                         "head gets d_model / heads dims)",
                         source, m.d_model, m.heads));
+}
+
+// model.coverage needs an attention to act in; model.coverage_weight is β of "subtract" only.
+void check_coverage_keys(const SectionReader& r, const ModelConfig& m, const std::string& source) {
+    if (m.coverage != "none" && m.attention == "none")
+        throw Error(fmt::format(
+            "{}: model.coverage \"{}\" needs an attention to act in (model.attention is "
+            "\"none\"); set model.attention or model.coverage \"none\"",
+            source, m.coverage));
+    if (r.given("coverage_weight") && m.coverage_weight != ModelConfig().coverage_weight &&
+        m.coverage != "subtract")
+        throw Error(fmt::format(
+            "{}: model.coverage_weight: β of model.coverage \"subtract\" only (model.coverage "
+            "is \"{}\"); remove the key or set model.coverage to \"subtract\"",
+            source, m.coverage));
 }
 
 // The "model" section: every key it may hold, with its type and range, and the checks across keys.
@@ -275,6 +290,8 @@ ModelConfig read_model(const json& j, const std::string& source) {
     r.boolean("attention_mask", m.attention_mask);
     r.number("position_bias", m.position_bias, 0, INFINITY);
     r.number("position_bias_ratio", m.position_bias_ratio, 0, INFINITY, false);
+    r.choice("coverage", m.coverage, {"none", "subtract", "learned"});
+    r.number("coverage_weight", m.coverage_weight, 0, INFINITY);
     int layers = 0;
     r.integer("layers", layers, 1, 8);
     r.integer("d_model", m.d_model, 1);
@@ -297,6 +314,7 @@ ModelConfig read_model(const json& j, const std::string& source) {
             "{}: model.attention_mask / model.position_bias: only with attention (model."
             "attention is \"none\")",
             source));
+    check_coverage_keys(r, m, source);
     return m;
 }
 
@@ -320,6 +338,7 @@ TrainConfig read_train(const json& j, const std::string& source) {
     r.number("min_lr", t.min_lr, 0, INFINITY);
     r.number("teacher_forcing", t.teacher_forcing, 0, 1);
     r.number("label_smoothing", t.label_smoothing, 0, 1);
+    r.number("coverage_loss", t.coverage_loss, 0, INFINITY);
     r.integer("log_every", t.log_every, 1);
     r.integer("validate_every", t.validate_every, 0);
     r.integer("patience", t.patience, 0);
@@ -413,7 +432,9 @@ json as_json(const ModelConfig& m) {
                 {"dropout", m.dropout},
                 {"attention_mask", m.attention_mask},
                 {"position_bias", m.position_bias},
-                {"position_bias_ratio", m.position_bias_ratio}};
+                {"position_bias_ratio", m.position_bias_ratio},
+                {"coverage", m.coverage},
+                {"coverage_weight", m.coverage_weight}};
 }
 
 json as_json(const TrainConfig& t) {
@@ -433,6 +454,7 @@ json as_json(const TrainConfig& t) {
                 {"min_lr", t.min_lr},
                 {"teacher_forcing", t.teacher_forcing},
                 {"label_smoothing", t.label_smoothing},
+                {"coverage_loss", t.coverage_loss},
                 {"log_every", t.log_every},
                 {"validate_every", t.validate_every},
                 {"patience", t.patience},
@@ -471,6 +493,11 @@ Config Config::from_json(const json& j, const std::string& source) {
     c.train = read_train(j, source);
     c.decode = read_decode(j, source);
     c.output = read_output(j, source);
+    if (c.train.coverage_loss > 0 && c.model.coverage == "none")
+        throw Error(fmt::format(
+            "{}: train.coverage_loss {} needs a coverage vector: model.coverage is \"none\" "
+            "(expected \"subtract\" or \"learned\"; or train.coverage_loss 0)",
+            source, c.train.coverage_loss));
     return c;
 }
 

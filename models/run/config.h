@@ -62,6 +62,10 @@ struct ModelConfig {
     bool attention_mask = true;
     double position_bias = 0;
     double position_bias_ratio = 1;
+    // Coverage inside the attention (layers/attention.h): "none", "subtract" (score −= β·c_s,
+    // β = coverage_weight) or "learned" (Tu et al. 2016: a learned weight on c_s in the score).
+    std::string coverage = "none";
+    double coverage_weight = 1.0;  // β of "subtract"
     // How the layers compute, not what: the fused cell and attention ops (what training runs)
     // or, false, their composed twins (the textbook form); the same numbers either way. Not
     // part of a run's config.json: the commands set them from SEQGRAD_DISABLE
@@ -105,6 +109,9 @@ struct TrainConfig {
     double min_lr = 0;
     double teacher_forcing = 1.0;
     double label_smoothing = 0;
+    // λ of See et al.'s coverage loss λ·Σ_t Σ_s min(α_{t,s}, c_{t,s}), per real target token
+    // like the cross-entropy; needs model.coverage "subtract" or "learned".
+    double coverage_loss = 0;
     int log_every = 50;
     int validate_every = 0;  // steps; 0 = once per epoch
     int patience = 3;        // early stopping: validations without improvement; 0 = off

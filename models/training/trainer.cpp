@@ -14,6 +14,7 @@
 #include "seqgrad/autograd/kernels/gemm.h"
 #include "seqgrad/autograd/kernels/parallel.h"
 #include "seqgrad/data/file_io.h"
+#include "seqgrad/models/model/seq2seq.h"
 #include "seqgrad/models/model/translation_model.h"
 #include "seqgrad/models/run/task.h"
 #include "seqgrad/models/training/checkpoint.h"
@@ -97,6 +98,8 @@ class Run {
         prepare_task_and_run_dir();
         model_ =
             make_model(config.model, task_.source_vocab.size(), task_.target_vocab.size(), rng_);
+        if (auto* seq2seq = dynamic_cast<Seq2Seq*>(model_.get()))  // See et al.'s λ (training)
+            seq2seq->coverage_loss = config.train.coverage_loss;
         optimizer_ = make_optimizer(config.train, *model_);
         schedule_ = make_schedule(config.train);
         make_batchers();
@@ -193,6 +196,18 @@ class Run {
                             task_.name));
     }
 
+    // "bahdanau", "bahdanau with coverage learned, coverage loss 1", "multi-head"
+    std::string attention_description() const {
+        const ModelConfig& m = config_.model;
+        if (m.kind == "transformer") return "multi-head";
+        if (m.coverage == "none") return m.attention;
+        std::string text = m.attention + " with coverage " + m.coverage;
+        if (m.coverage == "subtract") text += fmt::format(" (beta {})", m.coverage_weight);
+        if (config_.train.coverage_loss > 0)
+            text += fmt::format(", coverage loss {}", config_.train.coverage_loss);
+        return text;
+    }
+
     void print_header() const {
         if (options_.quiet) return;
         fmt::print(stderr,
@@ -200,8 +215,7 @@ class Run {
                    "vocab {} -> {} | {} parameters | attention {}{}\n",
                    task_.name, train_batches_->num_examples(), task_.valid.size(),
                    train_batches_->num_dropped(), task_.source_vocab.size(),
-                   task_.target_vocab.size(), model_->parameter_count(),
-                   config_.model.kind == "transformer" ? "multi-head" : config_.model.attention,
+                   task_.target_vocab.size(), model_->parameter_count(), attention_description(),
                    comm_.size() > 1 ? " | " + comm_.description() : std::string());
     }
 

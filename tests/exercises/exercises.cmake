@@ -56,11 +56,11 @@ set(ex_skeleton_bin ${CMAKE_BINARY_DIR}/${ex_skeletons})
 set(ex_solution_bin ${CMAKE_BINARY_DIR}/seqgrad-exercises-solutions)
 
 # The skeletons compile, every exercise is reported not done, the exit status is 1.
-seqgrad_exercise_test(skeletons_are_not_done ${ex_expect} 1 "0 of 15 passed"
-  "01_tanh_sigmoid +·+ +· not done" "15_corpus_bleu +·+ +· not done" -- ${ex_skeleton_bin} check --seed 1)
+seqgrad_exercise_test(skeletons_are_not_done ${ex_expect} 1 "0 of 17 passed"
+  "01_tanh_sigmoid +·+ +· not done" "15_corpus_bleu +·+ +· not done" "17_multihead_attention +·+ +· not done" -- ${ex_skeleton_bin} check --seed 1)
 # The solutions pass every exercise, with two seeds of random shapes.
 foreach(seed 1 2)
-  seqgrad_exercise_test(solutions_pass_seed${seed} ${ex_expect} 0 "15 of 15 passed" --
+  seqgrad_exercise_test(solutions_pass_seed${seed} ${ex_expect} 0 "17 of 17 passed" --
                         ${ex_solution_bin} check --seed ${seed})
 endforeach()
 seqgrad_exercise_test(list_and_hint ${ex_expect} 0 "14_beam_step" "beam_search.cpp" --

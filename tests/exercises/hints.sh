@@ -2,7 +2,7 @@
 # hints.sh GRADER SOURCE_DIR: every file `GRADER hint N` names exists, and every function it
 # names as name() occurs in one of the files that hint names.
 grader=$1; root=$2; bad=0
-for n in $(seq 1 15); do
+for n in $(seq 1 17); do
   text=$("$grader" hint "$n" | tr '\n' ' ')
   files=$(printf '%s' "$text" | grep -oE '[a-z_]+(/[a-z_]+)*/[a-z_0-9]+\.(cpp|h)')
   for f in $files; do

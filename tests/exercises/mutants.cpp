@@ -85,6 +85,23 @@ Tensor m_dot(const Tensor& q, const Tensor& k, bool s) {
 Tensor m_general(const Tensor& q, const Tensor& k, const Tensor& w, bool s) {
     return perturb(original.luong_general_scores(q, k, w, s));
 }
+Tensor m_layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, real eps) {
+    return perturb(original.layer_norm(x, w, b, eps));
+}
+Tensor m_split_heads(const Tensor& x, int64_t h) {
+    return perturb(original.split_heads(x, h));
+}
+Tensor m_merge_heads(const Tensor& x) {
+    return perturb(original.merge_heads(x));
+}
+Tensor m_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& m, bool c) {
+    return perturb(original.scaled_dot_product_attention(q, k, v, m, c));
+}
+Tensor m_causal_mask(int64_t T, int64_t S) {
+    Tensor mask = original.causal_mask(T, S);  // no gradient: a changed value only
+    mask.data()[pick(mask.numel())] += real(1e-3);
+    return mask;
+}
 void m_adam(real* p, const real* g, real* m, real* v, int64_t n, int64_t step, double lr, double b1,
             double b2, double eps) {
     original.adam_update(p, g, m, v, n, step, lr, b1, b2, eps);
@@ -132,12 +149,17 @@ const Mutant kMutants[] = {
     SEQGRAD_MUTANT("attention_context", 10, attention_context, m_context),
     SEQGRAD_MUTANT("luong_dot_scores", 11, luong_dot_scores, m_dot),
     SEQGRAD_MUTANT("luong_general_scores", 11, luong_general_scores, m_general),
+    SEQGRAD_MUTANT("layer_norm", 16, layer_norm, m_layer_norm),
+    SEQGRAD_MUTANT("split_heads", 17, split_heads, m_split_heads),
+    SEQGRAD_MUTANT("merge_heads", 17, merge_heads, m_merge_heads),
+    SEQGRAD_MUTANT("scaled_dot_product_attention", 17, scaled_dot_product_attention, m_attention),
 };
 const Mutant kDataMutants[] = {
     SEQGRAD_MUTANT("adam_update", 12, adam_update, m_adam),
     SEQGRAD_MUTANT("clip_grad_norm", 12, clip_grad_norm, m_clip),
     SEQGRAD_MUTANT("beam_step", 14, beam_step, m_beam),
     SEQGRAD_MUTANT("corpus_bleu", 15, corpus_bleu, m_bleu),
+    SEQGRAD_MUTANT("causal_mask", 17, causal_mask, m_causal_mask),
 };
 
 }  // namespace

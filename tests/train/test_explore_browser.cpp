@@ -123,7 +123,12 @@ nlohmann::json check_in_browser(const std::string& chromium, const std::string& 
         CHECK(t["tree_nodes"] == s["trace"]["nodes"]["parent"].size());
         size_t weights = 0;
         for (const auto& row : s["nbest"][0]["attention"]) weights += row.size();
-        if (more.empty()) CHECK(t["heat_cells"] == weights);
+        // a coverage model's attention view adds the coverage under the heatmap, cell for cell
+        const bool coverage = data["meta"].value("coverage", "none") != "none";
+        if (more.empty()) {
+            CHECK(t["heat_cells"] == weights);
+            CHECK(t["coverage_cells"] == (coverage ? weights : 0));
+        }
         CHECK(t["charts"] == 5);
         // the saliency view: one cell per (output step, source position) of beam #1, the
         // attention beside it on the same axes, one agreement row per step; the gradient-flow
@@ -133,6 +138,18 @@ nlohmann::json check_in_browser(const std::string& chromium, const std::string& 
             CHECK(t["saliency_cells"] == steps * s["source_tokens"].size());
             CHECK(t["saliency_attention_cells"] == weights);
             CHECK(t["agreement_rows"] == (weights ? steps : 0));
+        }
+        // the tape view: every group listed and collapsed (no node row built until one is
+        // opened: a long sentence opens at once), a maths line for every op it shows
+        if (view == "tape" && s.contains("tape")) {
+            CHECK(t["tape_nodes"] == s["tape"]["nodes"]["op"].size());
+            CHECK(t["tape_groups"] == s["tape"]["groups"].size());
+            CHECK(t["tape_open_groups"] == 0);
+            CHECK(t["tape_rows"] == 0);
+            CHECK(t["tape_ops_without_maths"].empty());
+            MESSAGE("tape of sentence " << sentence << ": " << t["tape_nodes"] << " nodes, "
+                                        << t["tape_groups"] << " groups, drawn in "
+                                        << t["render_ms"]["renderTape"] << " ms");
         }
         if (view == "gradients" && s.contains("gradflow")) {
             CHECK(t["gradflow_rows"] == s["source_tokens"].size());
@@ -168,13 +185,14 @@ nlohmann::json open_in_browser(const std::string& chromium, const std::string& h
 }
 
 nlohmann::json tiny_config_json(const std::string& run_dir, const std::string& task,
-                                const std::string& attention) {
+                                const std::string& attention, const std::string& coverage = "none") {
     nlohmann::json j = {
         {"model",
          {{"embedding_size", 16},
           {"hidden_size", 32},
           {"attention_size", 16},
-          {"attention", attention}}},
+          {"attention", attention},
+          {"coverage", coverage}}},
         {"train", {{"batch_size", 32}, {"epochs", 1}, {"log_every", 5}, {"max_valid_decode", 50}}},
         {"decode", {{"max_length", 14}}},
         {"output", {{"run_dir", run_dir}, {"explore", 0}}}};
@@ -197,14 +215,14 @@ nlohmann::json tiny_config_json(const std::string& run_dir, const std::string& t
 }
 
 Config tiny_config(const std::string& run_dir, const std::string& task,
-                   const std::string& attention) {
-    return Config::from_json(tiny_config_json(run_dir, task, attention));
+                   const std::string& attention, const std::string& coverage = "none") {
+    return Config::from_json(tiny_config_json(run_dir, task, attention, coverage));
 }
 
 // A tiny model of `task` trained into `run_dir` (1 epoch, quiet).
 Config trained_run(const std::string& run_dir, const std::string& task,
-                   const std::string& attention) {
-    Config c = tiny_config(run_dir, task, attention);
+                   const std::string& attention, const std::string& coverage = "none") {
+    Config c = tiny_config(run_dir, task, attention, coverage);
     TrainOptions quiet;
     quiet.quiet = true;
     train(c, quiet);
@@ -246,6 +264,15 @@ TEST_CASE("explore files open in headless Chromium: views drawn, no error, hosti
         CHECK(r["data"]["sentences"][1].contains("saliency"));
         CHECK(r["data"]["sentences"][1]["saliency"].contains("integrated_gradients"));
         check_in_browser(chromium, request.out, 2, "gradients", work);
+        // #sentence=i&view=tape opens the recorded graph; past the first 3 sentences the page
+        // says how to record more
+        CHECK(check_in_browser(chromium, request.out, 0, "tape", work)["data"]["sentences"][0]
+                  .contains("tape"));
+        const nlohmann::json no_tape = check_in_browser(chromium, request.out, 5, "tape", work);
+        CHECK(!no_tape["data"]["sentences"][5].contains("tape"));
+        CHECK(no_tape["selftest"]["tape_groups"] == 0);
+        CHECK(std::string(no_tape["dom"])
+                  .find("The tape is in this file for the first 3 sentences") != std::string::npos);
 
         // --input: the hostile line, an empty line, a 200-character line, a plain date.
         write_file(work + "/input.txt",
@@ -264,6 +291,25 @@ TEST_CASE("explore files open in headless Chromium: views drawn, no error, hosti
             // The empty line's corpus row says so.
             CHECK(dom.find("<i>(empty line: nothing to translate)</i>") != std::string::npos);
         }
+        // the tape of the hostile line (its tokens in the group labels stay text) and of the
+        // 200-character line (200 encoder steps, collapsed)
+        for (int sentence : {0, 2}) {
+            const nlohmann::json r =
+                check_in_browser(chromium, request.out, sentence, "tape", work);
+            REQUIRE(r["data"]["sentences"][size_t(sentence)].contains("tape"));
+            CHECK(std::string(r["dom"]).find("&lt;/script&gt;&lt;script&gt;alert(1)") !=
+                  std::string::npos);
+        }
+    }
+
+    SUBCASE("date task, Bahdanau with learned coverage: the coverage under the heatmap") {
+        Config c = trained_run(work + "/coverage", "dates", "bahdanau", "learned");
+        ExploreRequest request = quiet_request(c.output.run_dir, work + "/coverage.html", 3);
+        run_explore(request);
+        const nlohmann::json r = check_in_browser(chromium, request.out, 1, "attention", work);
+        CHECK(r["data"]["meta"]["coverage"] == "learned");
+        CHECK(std::string(r["dom"]).find("Coverage (model.coverage = \"learned\")") !=
+              std::string::npos);
     }
 
     SUBCASE("English-French word level with references, Luong general, and no attention") {
@@ -286,6 +332,11 @@ TEST_CASE("explore files open in headless Chromium: views drawn, no error, hosti
                 CHECK(std::string(sal["dom"]).find("saliency only, nothing to compare it with") !=
                       std::string::npos);
             check_in_browser(chromium, request.out, 0, "gradients", work);
+            // without attention the tape has one route to the first embedding only
+            const nlohmann::json tape = check_in_browser(chromium, request.out, 1, "tape", work);
+            CHECK((tape["selftest"]["tape_path_nodes"][0] == 0) ==
+                  (std::string(attention) == "none"));
+            CHECK(tape["selftest"]["tape_path_nodes"][1] > 0);
         }
     }
     fs::remove_all(work);

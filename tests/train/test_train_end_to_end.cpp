@@ -158,15 +158,28 @@ TEST_CASE("seqgrad eval: the decoding switches reach its summary row; bad values
     train(c, quiet);
     const std::string dir = c.output.run_dir, csv = dir + "/summary.csv";
     for (const char* beam : {"1", "3"}) {
-        CHECK(cmd_eval({dir, "--beam", beam, "--length-penalty", "average", "--alpha", "1",
-                        "--coverage", "0.2", "--no-repeat-ngram", "2", "--limit", "20",
-                        "--summary-csv", csv, "--out", dir + "/h.txt"}) == 0);
+        std::vector<std::string> argv{dir,           "--beam",
+                                      beam,          "--length-penalty",
+                                      "average",     "--alpha",
+                                      "1",           "--coverage",
+                                      "0.2",         "--no-repeat-ngram",
+                                      "2",           "--limit",
+                                      "20",          "--summary-csv",
+                                      csv,           "--out",
+                                      dir + "/h.txt"};
+        if (std::string(beam) == "3") argv.push_back("--attention-stats");
+        CHECK(cmd_eval(argv) == 0);
     }
     const std::vector<std::string> lines = read_lines(csv);
     REQUIRE(lines.size() == 3);  // header + 2 rows
     CHECK(lines[0].rfind("checkpoint,test,sentences,beam,alpha,length_penalty,coverage,", 0) == 0);
     CHECK(lines[1].find(",20,1,1,average,0.2,2,") != std::string::npos);
     CHECK(lines[2].find(",20,3,1,average,0.2,2,") != std::string::npos);
+    // the dropped-words share only with --attention-stats: a share in [0, 1], else empty
+    CHECK(lines[1].back() == ',');
+    const double dropped = std::stod(lines[2].substr(lines[2].rfind(',') + 1));
+    CHECK(dropped >= 0);
+    CHECK(dropped <= 1);
     CHECK_THROWS_WITH(cmd_eval({dir, "--length-penalty", "short"}),
                       "--length-penalty: expected none, average or gnmt, got \"short\"");
     CHECK_THROWS_WITH(cmd_eval({dir, "--coverage", "-1"}), "--coverage: expected B >= 0, got -1");

@@ -35,3 +35,17 @@ TEST_CASE("output_stats_text: mean lengths and repeat rates of output and refere
           "repeats per 1,000 output words: 2.00 immediate (\"the the\"), 0.50 repeated 3-grams "
           "(references 0.00, 0.00)\n");
 }
+
+TEST_CASE("dropped_source_share: source tokens never attended above 0.3, the <eos> excluded") {
+    Translation a;
+    a.source_tokens = {"x", "y", "z", "<eos>"};
+    Hypothesis h;
+    // x peaks at 0.6, y at 0.3 (not above: dropped), z at 0.2 (dropped); <eos> not counted
+    h.attention = {{0.6f, 0.3f, 0.1f, 0.0f}, {0.1f, 0.2f, 0.2f, 0.5f}};
+    a.nbest = {h};
+    Translation b;  // no attention (a model without): not counted
+    b.source_tokens = {"w", "<eos>"};
+    b.nbest = {Hypothesis{}};
+    CHECK(dropped_source_share({a, b}) == doctest::Approx(2.0 / 3));
+    CHECK(dropped_source_share({b}) == -1);
+}

@@ -89,6 +89,8 @@ TEST_CASE("explore: bad options are errors naming the option, before anything is
           std::string::npos);
     CHECK(error_of({"no-such-run", "--ig-sentences", "-1"})
               .find("--ig-sentences: expected N >= 0, got -1") != std::string::npos);
+    CHECK(error_of({"no-such-run", "--tape-sentences", "-1"})
+              .find("--tape-sentences: expected N >= 0, got -1") != std::string::npos);
     CHECK(error_of({"no-such-run", "--gradient-sentences", "-3"})
               .find("--gradient-sentences: expected N >= 0, got -3") != std::string::npos);
     CHECK(error_of({"no-such-run", "--test", "a.tsv", "--input", "b.txt"}).find("not both") !=

@@ -267,3 +267,61 @@ TEST_CASE("the study: every (model, stage, L) curve, CSV and SVG files") {
     o.task = "sort";
     CHECK_THROWS_AS(run_gradflow(o), Error);
 }
+
+TEST_CASE("gradflow: the Transformer beside the RNN models; its loss is the model's own") {
+    ModelConfig c;
+    c.kind = "transformer";
+    c.d_model = 4;
+    c.heads = 2;
+    c.ff_size = 6;
+    c.encoder_layers = c.decoder_layers = 1;
+    Rng rng(5);
+    Transformer model(c, 16, 16, rng);
+    model.eval();
+    const Batch batch = padded_batch();
+    FlowMeasurement m = measure_transformer_flow(model, batch);
+    // the loss of the written-out pass is forward_loss's, and the parameters got its gradient
+    CHECK(m.loss == doctest::Approx(double(model.forward_loss(batch).loss.item())).epsilon(1e-12));
+    CHECK(m.groups.total > 0);
+    REQUIRE(m.hidden.size() == 6);
+    for (size_t t = 0; t < 6; ++t) {
+        CAPTURE(t);
+        CHECK((std::isfinite(m.hidden[t]) && m.hidden[t] > 0));
+        CHECK((std::isfinite(m.embedding[t]) && m.embedding[t] > 0));
+        CHECK(std::isnan(m.direct[t]));  // the RNN's split does not apply
+    }
+    // padded source positions (row 1 from t = 4, row 2 from t = 2) get exactly zero gradient
+    CHECK(m.embedding_per_row[1 * 6 + 4] == 0);
+    CHECK(m.embedding_per_row[2 * 6 + 2] == 0);
+    CHECK(m.embedding_per_row[0 * 6 + 5] > 0);
+
+    GradflowOptions o = parse_gradflow_options({"--attention",     "none,transformer",
+                                                "--lengths",       "3,5",
+                                                "--seeds",         "1",
+                                                "--batch",         "3",
+                                                "--hidden",        "4",
+                                                "--heads",         "2",
+                                                "--ff-size",       "6",
+                                                "--layers",        "1",
+                                                "--symbols",       "5",
+                                                "--target-length", "2",
+                                                "--quiet"});
+    GradflowReport report = run_gradflow(o);
+    int transformer_rows = 0;
+    for (const FlowCurve& curve : report.curves) {
+        if (curve.model != "transformer") continue;
+        ++transformer_rows;
+        CAPTURE(curve.length);
+        CHECK(int(curve.hidden.size()) == curve.length);
+        for (double x : curve.hidden) CHECK((std::isfinite(x) && x > 0));
+        for (double x : curve.embedding) CHECK((std::isfinite(x) && x > 0));
+        CHECK(std::isfinite(curve.loss));
+    }
+    CHECK(transformer_rows == 2);
+    CHECK(gradflow_summary_table(report).find("transformer") != std::string::npos);
+
+    // the heads must divide d_model
+    CHECK_THROWS_WITH_AS(
+        parse_gradflow_options({"--attention", "transformer", "--hidden", "6", "--heads", "4"}),
+        doctest::Contains("--heads 4 must divide --hidden 6"), Error);
+}

@@ -1,6 +1,7 @@
-// The long-range tasks of `seqgrad gradflow` (apps/studies/longrange_tasks.h, apps/studies/longrange_model.h):
-// the generators as the literature defines them (the adding problem's 1/6 baseline, the
-// copy-memory layout), the direct-versus-recurrent split of the gradient, and the command's
+// The long-range tasks of `seqgrad gradflow` (apps/studies/longrange_tasks.h,
+// apps/studies/longrange_model.h): the generators as the literature defines them (the adding
+// problem's 1/6 baseline, the copy-memory layout), the direct-versus-recurrent split of the
+// gradient, and the command's
 // --cells / --attention parsing.
 #include <unistd.h>
 
@@ -272,4 +273,44 @@ TEST_CASE("the long-range study: curves per cell+attention, threshold runs, tabl
     }
     o.run_dirs = {"runs/x"};
     CHECK_THROWS_AS(run_gradflow(o), Error);  // fresh models only
+}
+
+TEST_CASE("the long-range study with a causal Transformer at the same parameter budget") {
+    GradflowOptions o = parse_gradflow_options(
+        {"--task",        "adding", "--cells",  "gru,lstm", "--attention", "none,transformer",
+         "--lengths",     "4",      "--seeds",  "1",        "--batch",     "3",
+         "--hidden",      "6",      "--heads",  "2",        "--layers",    "1",
+         "--train-steps", "2",      "--window", "1",        "--quiet"});
+    GradflowReport report = run_gradflow(o);
+    int rows = 0;
+    for (const FlowCurve& c : report.curves) {
+        if (c.model != "transformer") continue;  // one model, whatever the cells
+        ++rows;
+        CAPTURE(c.stage);
+        REQUIRE(c.hidden.size() == 4);
+        for (size_t t = 0; t < 4; ++t) {
+            CAPTURE(t);
+            // causal self-attention: the answer step (the last) reads every step
+            CHECK((std::isfinite(c.hidden[t]) && c.hidden[t] > 0));
+            CHECK((std::isfinite(c.embedding[t]) && c.embedding[t] > 0));
+            CHECK(std::isnan(c.direct[t]));  // no recurrence to split by
+        }
+    }
+    CHECK(rows == 2);  // fresh and trained
+    int transformer_runs = 0;
+    for (const ThresholdRun& r : report.threshold_runs)
+        if (r.attention == "transformer") {
+            ++transformer_runs;
+            CHECK(r.hidden_size % 2 == 0);  // a multiple of the heads
+            CHECK(std::isfinite(r.final_loss));
+        }
+    CHECK(transformer_runs == 1);
+    // its size is the one whose count is closest to the GRU's of 6 without attention
+    Rng rng(1);
+    const int64_t budget = LongRangeModel("adding", "gru", "none", 6, rng).num_parameters();
+    CHECK(matched_hidden_size("adding", "gru", "transformer", budget, 2, 1) % 2 == 0);
+    // a bad combination is a clear error
+    Rng rng2(1);
+    CHECK_THROWS_WITH_AS(LongRangeModel("adding", "gru", "transformer", 6, rng2, 4, 1),
+                         doctest::Contains("4 heads must divide the size 6"), Error);
 }

@@ -7,7 +7,8 @@
 //       kernel     the buffer pool, the switches, the thread pool, gemm, the reference row
 //                  kernels, and the fast products and row kernels: loops over arrays, no graph
 //       graph      tensor: the node, the graph, backward, and the two hooks the kernels below
-//                  the seam plug into (NodeExtension, LeafGradientSink)
+//                  the seam plug into (NodeExtension, LeafGradientSink); tape_scope: the
+//                  scope labels record() gives the nodes it records
 //       seam       the kernel interface (autograd/kernels/kernels.h), its reference and fast
 //                  versions of the kernels that work on graph nodes
 //       ops        the ops, the fused ops, gradcheck: call the interface, name no fast kernel
@@ -62,7 +63,7 @@ int autograd_floor(const std::string& path) {
         if (name == "real" || name == "error" || name == "shape" || name == "rng" ||
             name == "broadcast")
             return 0;
-        if (name == "tensor") return 2;
+        if (name == "tensor" || name == "tape_scope") return 2;
         return 4;  // ops, fused ops, gradcheck, and whatever else is built on them
     }
     if (in_fast) {

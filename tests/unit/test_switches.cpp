@@ -1,14 +1,17 @@
 // Every optimisation the performance ladder turns off (the SEQGRAD_DISABLE switches of
 // autograd/kernels/switches.h and the loss and decoder forms of bench/ladder_model.h) gives the
 // same training loss and gradients as with everything on (in double, to 1e-10), for each
-// attention kind; and a bad SEQGRAD_DISABLE value is an error naming it.
+// attention kind, and so do the Transformer's rungs (bench/ladder_transformer.h); and a bad
+// SEQGRAD_DISABLE value is an error naming it.
 #include <cmath>
 
 #include "batch_util.h"
+#include "bench/ladder_transformer.h"
 #include "ladder_variants.h"
 #include "seqgrad/autograd/kernels/switches.h"
 #include "seqgrad/data/vocab.h"
 #include "seqgrad/models/model/seq2seq.h"
+#include "seqgrad/models/model/transformer.h"
 #include "test_util.h"
 
 using namespace seqgrad;
@@ -81,6 +84,45 @@ TEST_CASE("switches: each optimisation off gives the loss and gradients of every
                 CHECK(worst < 1e-10);
             }
         }
+}
+
+// A small Transformer's loss and gradients with the ladder's rungs `off` undone.
+LossAndGradients run_transformer(const std::string& off) {
+    ModelConfig config;
+    config.kind = "transformer";
+    config.d_model = 8;
+    config.heads = 2;
+    config.ff_size = 16;
+    config.encoder_layers = config.decoder_layers = 2;
+    Rng rng(5);
+    Transformer model(config, 13, 13, rng);
+    const bench::TransformerLadderOptions o = bench::parse_transformer_ladder_off(off);
+    bench::set_transformer_ladder(model, o);
+    Tensor loss = bench::transformer_ladder_loss(model, mixed_batch(), o);
+    loss.backward();
+    LossAndGradients r{double(loss.item()), 0, 0, {}};
+    for (const Tensor& p : model.parameters()) r.gradients.push_back(p.grad().to_vector());
+    return r;
+}
+
+TEST_CASE("switches: each of the Transformer's rungs off gives the loss and gradients of all on") {
+    const LossAndGradients all_on = run_transformer("");
+    for (const char* off : {"fused_attention", "fused_layer_norm", "fused_loss",
+                            "fused_attention,fused_layer_norm,fused_loss"}) {
+        INFO("off: " << off);
+        const LossAndGradients r = run_transformer(off);
+        CHECK(std::fabs(r.loss - all_on.loss) <= 1e-12 * std::fabs(all_on.loss));
+        REQUIRE(r.gradients.size() == all_on.gradients.size());
+        double worst = 0;
+        for (size_t i = 0; i < r.gradients.size(); ++i)
+            for (size_t j = 0; j < r.gradients[i].size(); ++j)
+                worst = std::max(
+                    worst, std::fabs(double(r.gradients[i][j]) - double(all_on.gradients[i][j])));
+        CHECK(worst < 1e-10);
+    }
+    CHECK_THROWS_WITH_AS(bench::parse_transformer_ladder_off("fused_gru"),
+                         doctest::Contains("unknown rung 'fused_gru' for the Transformer"),
+                         std::runtime_error);
 }
 
 TEST_CASE(

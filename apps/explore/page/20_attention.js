@@ -49,8 +49,33 @@ function renderAttention() {
   });
   table.append(body);
   box.append(el("div", { class: "scroll" }, table));
+  if (META.coverage && META.coverage !== "none") box.append(...coverageRows(h.attention, outLabels, srcLabels, words && groupWords(h.tokens.map(rawTok)), words && groupWords(s.source_tokens)));
   if (report) box.append(el("h3", {}, "Diagnosis (as seqgrad attention prints it)"), el("pre", {}, report));
   else if (META.transformer && !isDefaultChoice()) box.append(el("p", { class: "muted" }, "The diagnosis in words is in the file for the top decoder layer's cross-attention averaged over heads (the default choice); the H/ln S column above is this matrix's per-row entropy."));
   else box.append(el("p", { class: "muted" }, "The diagnosis in words is in the file for beam #1 and greedy; the H/ln S column above is this hypothesis' per-step entropy."));
 }
 
+// A coverage model (model.coverage) reads c_t = Σ_{t'<t} α_{t'}: under the heatmap, the coverage after
+// each step (the sum of the weights in that row and the rows above, i.e. the c of the next step),
+// a darker cell for a source position attended more; above 1 a position has had more than one
+// whole step of attention. In the words view, as the heatmap: columns summed, rows averaged.
+function coverageRows(attention, outLabels, srcLabels, rows, cols) {
+  let c = new Array(attention[0].length).fill(0);
+  let covered = attention.map(row => (c = c.map((v, j) => v + row[j])));
+  if (rows) covered = mergeMatrix(covered, rows, cols);
+  const table = el("table", { class: "heat", id: "coverage-heatmap" }), head = el("tr", {}, el("th"));
+  for (const t of srcLabels) head.append(el("th", { scope: "col" }, tokenEl(t)));
+  table.append(el("thead", {}, head));
+  const body = el("tbody");
+  covered.forEach((row, t) => {
+    const tr = el("tr", {}, el("th", { scope: "row" }, tokenEl(outLabels[t])));
+    row.forEach((v, j) => tr.append(el("td", { class: "cell", style: `background:${heat(v)}`, tabindex: "-1",
+      title: `coverage of ${plain(srcLabels[j])} after ${plain(outLabels[t])}: ${v.toFixed(3)}` })));
+    body.append(tr);
+  });
+  table.append(body);
+  return [el("h3", {}, `Coverage (model.coverage = "${META.coverage}")`),
+          el("p", { class: "muted" }, "c after each step: the attention each source token has had so far (the sum of the heatmap's rows down to this one), what the next step's score reads; the colour saturates at 1"),
+          el("div", { class: "scroll" }, table)];
+}
+SELFTEST_FIELDS.push(() => ({ coverage_cells: document.querySelectorAll("#coverage-heatmap td.cell").length }));

@@ -55,6 +55,7 @@ const METHODS = { grad_norm: "gradient norm \u2016\u2202 log p(y_t) / \u2202e_s\
 function notComputed() {
   const g = META.gradients;
   if (g && g.reason) return g.reason;
+  if (META.model === "transformer" && g?.enabled === false) return "Saliency and gradient flow are computed for RNN models only: this run is a Transformer.";
   if (!g || g.enabled === false) return "This file was written without the gradient views (seqgrad explore --no-gradients).";
   return `Saliency and gradient flow are in this file for the first ${g.sentences} sentences only (they cost about what decoding them costs): seqgrad explore --gradient-sentences N computes them for more.`;
 }

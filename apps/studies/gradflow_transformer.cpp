@@ -1,0 +1,89 @@
+// Gradient flow through a Transformer (`seqgrad gradflow --attention transformer`): see
+// measure_transformer_flow in apps/studies/gradflow.h.
+//
+// The teacher-forced pass of Transformer::forward_loss, written out here so that the encoder's
+// input x and its output, the memory, are tensors the study can read gradients from:
+//   x      = √E · source_embedding(ids) + P[0..S)              [B,S,E]  (the analogue of e_t)
+//   memory = transformer.encoder(x, source padding)             [B,S,E]  (the analogue of h_t)
+//   h      = transformer.decoder(y, memory, causal, padding)    [B,T,E]
+//   loss   = mean cross-entropy of out(h) over the real target tokens
+// The loss is the model's own to the last bit (tests/unit/test_gradflow.cpp checks it).
+#include <cmath>
+
+#include "apps/studies/gradflow.h"
+#include "seqgrad/autograd/fused_loss.h"
+#include "seqgrad/autograd/ops.h"
+#include "seqgrad/data/vocab.h"
+#include "seqgrad/layers/attention.h"
+
+namespace seqgrad {
+namespace {
+
+double norm_of_row(const real* grad, int64_t offset, int64_t n) {
+    if (!grad) return 0;
+    double s = 0;
+    for (int64_t j = 0; j < n; ++j) s += double(grad[offset + j]) * double(grad[offset + j]);
+    return std::sqrt(s);
+}
+
+}  // namespace
+
+FlowMeasurement measure_transformer_flow(Transformer& model, const Batch& batch) {
+    const int64_t B = batch.batch_size, S = batch.src_len, T = batch.tgt_len;
+    const int64_t E = model.config().d_model;
+    model.zero_grad();
+    const Tensor source_padding = padding_mask(batch.src_lengths, S);
+    const Tensor target_padding = padding_mask(batch.tgt_lengths, T);
+    auto embed = [&](const Embedding& embedding, const PositionalEncoding& positions,
+                     const std::vector<int32_t>& ids, int64_t n) {
+        Tensor e = embedding.forward(ids, {B, n}) * real(std::sqrt(double(E)));
+        return model.dropout.forward(positions.forward(e, 0));
+    };
+    Tensor x = embed(*model.source_embedding, model.source_positions, batch.src_ids, S);
+    x.retain_grad();
+    Tensor memory = model.transformer.encoder.forward(x, source_padding);
+    memory.retain_grad();
+    Tensor decoded = model.transformer.decoder.forward(
+        embed(*model.target_embedding, model.target_positions, batch.tgt_in, T), memory,
+        target_padding, source_padding);
+    std::vector<int32_t> rows, targets;  // the real target tokens, as forward_loss
+    for (size_t i = 0; i < batch.tgt_out.size(); ++i)
+        if (batch.tgt_out[i] != Vocab::PAD)
+            rows.push_back(int32_t(i)), targets.push_back(batch.tgt_out[i]);
+    Tensor h = gather_rows(reshape(decoded, {-1, E}), rows);
+    const Tensor weight = model.out ? model.out->weight : model.target_embedding->weight;
+    const Tensor bias = model.out ? model.out->bias : model.out_bias;
+    Tensor loss = linear_cross_entropy(h, weight, bias, targets, Vocab::PAD, Reduction::mean, 0);
+    loss.backward();
+
+    FlowMeasurement m;
+    m.batch = B;
+    m.length = S;
+    m.loss = double(loss.item());
+    m.hidden.assign(size_t(S), 0);
+    m.embedding.assign(size_t(S), 0);
+    // no recurrence: every bit of the memory's gradient arrives through cross-attention, and
+    // the split of the RNN study does not apply (NaN: "" in the CSV, no curve in the plot)
+    m.direct.assign(size_t(S), NAN);
+    m.recurrent.assign(size_t(S), NAN);
+    m.rows.assign(size_t(S), 0);
+    m.embedding_per_row.assign(size_t(B * S), 0);
+    for (int64_t b = 0; b < B; ++b)
+        for (int64_t t = 0; t < S; ++t) {
+            const double e = norm_of_row(x.grad_data(), (b * S + t) * E, E);
+            m.embedding_per_row[size_t(b * S + t)] = e;
+            if (t >= batch.src_lengths[size_t(b)]) continue;
+            m.hidden[size_t(t)] += norm_of_row(memory.grad_data(), (b * S + t) * E, E);
+            m.embedding[size_t(t)] += e;
+            m.rows[size_t(t)]++;
+        }
+    for (int64_t t = 0; t < S; ++t)
+        if (m.rows[size_t(t)] > 0) {
+            m.hidden[size_t(t)] /= m.rows[size_t(t)];
+            m.embedding[size_t(t)] /= m.rows[size_t(t)];
+        }
+    m.groups = group_grad_norms(model);
+    return m;
+}
+
+}  // namespace seqgrad
