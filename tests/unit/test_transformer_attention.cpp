@@ -37,8 +37,8 @@ double at(const Tensor& w, int64_t b, int64_t k, int64_t t, int64_t j) {
 }  // namespace
 
 TEST_CASE(
-    "the decoding step's weights per layer and head == the teacher-forced pass's; rows sum to 1 "
-    "over the unmasked positions; their mean over heads is StepResult::attention") {
+    "the decoding step's weights per layer and head == the teacher-forced pass's, rows sum to 1 "
+    "over the unmasked positions, their mean over heads is StepResult::attention") {
     const Batch batch = mixed_length_batch(4);
     Rng rng(7);
     Transformer model(tiny_config(), 13, 13, rng);
@@ -107,7 +107,7 @@ TEST_CASE(
 
 TEST_CASE(
     "transformer_attention: every layer and head of one sentence, rows summing to 1, the "
-    "teacher-forced pass's numbers; mean_over_heads is the average") {
+    "teacher-forced pass's numbers, mean_over_heads is the average") {
     Rng rng(8);
     Transformer model(tiny_config(), 13, 13, rng);
     model.eval();

@@ -8,8 +8,10 @@
 // cross-attention averaged over heads only (their "attention", as an RNN model's).
 const PARTS = [["cross", "cross-attention (output \u2192 source)"], ["encoder", "encoder self-attention (source \u2192 source)"],
                ["decoder", "decoder self-attention (output \u2192 earlier outputs, causal)"]];
-// In a file of several runs, META is the run being drawn: the choice is shared by the Transformer runs.
-if (RUNS.some(r => r.meta.transformer)) {
+// The choice is shared by the runs of a file of several (85_runs.js); each run draws the nearest it
+// has (its top layer, the mean over its heads).
+const TRANSFORMERS = RUNS.map(r => r.meta.transformer).filter(t => t);
+if (TRANSFORMERS.length) {
   Object.assign(state, { part: "cross", layer: null, head: "mean" });  // layer null: the top one
   HASH_FIELDS.push({
     read(p) {
@@ -27,17 +29,19 @@ function transformerSummary(t) {
   return `Transformer, ${t.encoder_layers} encoder + ${t.decoder_layers} decoder layers, d_model ${t.d_model}, ${t.heads} heads, ` +
          `feed-forward ${t.ff_size}, ${t.norm_first ? "pre-norm" : "post-norm"}, ${t.positional} positions`;
 }
-const layerCount = () => state.part === "encoder" ? META.transformer.encoder_layers : META.transformer.decoder_layers;
+const layersOf = t => state.part === "encoder" ? t.encoder_layers : t.decoder_layers;
+const layerCount = () => layersOf(META.transformer);  // the current run's
 function clampLayerHead() {
-  if (!META.transformer) return;
-  if (state.layer !== null && !(state.layer >= 0 && state.layer < layerCount())) state.layer = null;
-  if (state.head !== "mean" && !(state.head >= 0 && state.head < META.transformer.heads)) state.head = "mean";
+  const layers = Math.max(...TRANSFORMERS.map(layersOf)), heads = Math.max(...TRANSFORMERS.map(t => t.heads));
+  if (state.layer !== null && !(state.layer >= 0 && state.layer < layers)) state.layer = null;
+  if (state.head !== "mean" && !(state.head >= 0 && state.head < heads)) state.head = "mean";
 }
-const shownLayer = () => state.layer === null ? layerCount() - 1 : state.layer;
-const isDefaultChoice = () => state.part === "cross" && shownLayer() === META.transformer.decoder_layers - 1 && state.head === "mean";
+const shownLayer = () => state.layer === null ? layerCount() - 1 : Math.min(state.layer, layerCount() - 1);
+const shownHead = () => state.head !== "mean" && state.head < META.transformer.heads ? state.head : "mean";
+const isDefaultChoice = () => state.part === "cross" && shownLayer() === META.transformer.decoder_layers - 1 && shownHead() === "mean";
 // one layer's heads [h][rows][cols] in thousandths -> the chosen head, or their mean, as weights
 function chooseHead(heads) {
-  if (state.head !== "mean") return heads[state.head].map(r => r.map(w => w / 1000));
+  if (shownHead() !== "mean") return heads[shownHead()].map(r => r.map(w => w / 1000));
   return heads[0].map((r, t) => r.map((_, j) => heads.reduce((a, x) => a + x[t][j], 0) / (1000 * heads.length)));
 }
 // H / ln n of each row over its n columns (n = 1: nothing to spread over)
@@ -60,7 +64,7 @@ function transformerMatrix(box, s, h, k, n) {
   box.append(el("div", { class: "layer-head" },
     picker("part-select", "attention", PARTS, state.part, v => { state.part = v; state.layer = null; }),
     picker("layer-select", "layer", layers, shownLayer(), v => { state.layer = parseInt(v, 10); }),
-    picker("head-select", "head", heads, state.head, v => { state.head = v === "mean" ? "mean" : parseInt(v, 10); })));
+    picker("head-select", "head", heads, shownHead(), v => { state.head = v === "mean" ? "mean" : parseInt(v, 10); })));
   box.append(el("p", { class: "muted" }, `Each head computes its own softmax per query: the layer's weights are [B, h, T, S] (Hugging Face's attentions). ` +
     `The file keeps every layer and head for beam #1 and greedy (in thousandths); the mean over heads (PyTorch's average_attn_weights) is computed here. ` +
     `The other hypotheses keep the top decoder layer's cross-attention, averaged over heads.`));
@@ -89,8 +93,8 @@ function transformerMatrix(box, s, h, k, n) {
 // head-averaged weights decoding returned (top decoder layer, cross-attention, beam #1 and greedy).
 function transformerSelftest() {
   const s = S[state.sentence], count = id => (document.getElementById(id) || { options: [] }).options.length;
+  if (!META.transformer) return {};  // (the first of several runs is an RNN)
   let meanError = null;
-  if (!META.transformer) return {};
   if (!s.empty) {
     const tf = META.transformer, top = tf.decoder_layers - 1;
     for (const [h, stored] of [[s.nbest[0], s.transformer.best], [s.greedy, s.transformer.greedy || s.transformer.best]]) {
@@ -101,7 +105,7 @@ function transformerSelftest() {
       }));
     }
   }
-  return { attention_part: state.part, layer: shownLayer(), head: state.head, part_options: count("part-select"),
+  return { attention_part: state.part, layer: shownLayer(), head: shownHead(), part_options: count("part-select"),
            layer_options: count("layer-select"), head_options: count("head-select"), head_mean_error: meanError,
            masked_cells: document.querySelectorAll("#heatmap td.masked").length,
            ...(SELFTEST_ALL && state.view === "attention" && !s.empty ? { every_choice: everyChoice() } : {}) };
