@@ -7,6 +7,7 @@
 #   subtract    model.coverage "subtract" (score -= beta * c_s, beta = 1)
 #   learned     model.coverage "learned" (Tu et al. 2016)
 #   learned+loss  the same with See et al.'s coverage loss, train.coverage_loss = 1
+#   learned+loss0.1  the same with train.coverage_loss = 0.1
 # each decoded at beam 5 (the configs' decoding) on the test split, with `seqgrad eval
 # --attention-stats --summary-csv`: repeated words ("the the") and repeated 3-grams per 1,000
 # output words (the references' rates beside them), the share of source tokens never attended
@@ -16,9 +17,9 @@
 # the mean output length against the references'.
 #   corpora: deu-eng (configs/deu-eng.json, BPE, German -> English) and eng-fra
 #            (configs/eng-fra.json, word level, French -> English), both with E = H = A = 128
-#   full:  seeds 1 2 3; 6 epochs each (FULL_EPOCHS_ENG_FRA, FULL_EPOCHS_DEU_ENG), 12 trainings per
+#   full:  seeds 1 2 3; 6 epochs each (FULL_EPOCHS_ENG_FRA, FULL_EPOCHS_DEU_ENG), 15 trainings per
 #          corpus: one epoch took 20 s (eng-fra) and 27 s (deu-eng, BPE learning included) on a
-#          loaded machine, so ~50 min in all on one core, less on a quiet one
+#          loaded machine, so ~60 min in all on one core, less on a quiet one
 #   quick: seed 1; hidden 32, 40 steps, 60 test sentences (proves the script runs: ~1 min)
 source "$(dirname "$0")/common.sh" 7_coverage "$@"
 FULL_EPOCHS_ENG_FRA=${FULL_EPOCHS_ENG_FRA:-6}
@@ -43,6 +44,7 @@ train() {
         subtract) model=(--set model.coverage=subtract) ;;
         learned) model=(--set model.coverage=learned) ;;
         learned+loss) model=(--set model.coverage=learned --set train.coverage_loss=1) ;;
+        learned+loss0.1) model=(--set model.coverage=learned --set train.coverage_loss=0.1) ;;
     esac
     if [[ ! -f $run/best.safetensors ]]; then
         $SEQGRAD train "configs/$corpus.json" --quiet "${SIZE[@]}" "${model[@]}" \
@@ -71,7 +73,7 @@ evaluate() {
 for corpus in deu-eng eng-fra; do
     if [[ $corpus == eng-fra ]]; then epochs=$FULL_EPOCHS_ENG_FRA; else epochs=$FULL_EPOCHS_DEU_ENG; fi
     for seed in $SEEDS; do
-        for variant in none subtract learned learned+loss; do
+        for variant in none subtract learned learned+loss learned+loss0.1; do
             start=$(date +%s)
             run=$(train "$corpus" "$variant" "$seed" "$epochs")
             echo "$corpus $variant seed $seed: trained in $(($(date +%s) - start)) s ($run)"

@@ -35,7 +35,7 @@ function tapeGroupLabel(s, tape, g) {
   return el("span", {}, `${g.module}${g.step >= 0 ? " step " + (g.step + 1) : ""}`);
 }
 
-const tapeState = { chosen: -1 };
+const tapeState = { chosen: -1, path: null, node: -1 };  // path, node: from the URL
 function renderTape() {
   const box = clear(document.getElementById("tape-body")), s = S[state.sentence];
   tapeState.chosen = -1;
@@ -100,6 +100,9 @@ function renderTape() {
     el("button", { type: "button", id: "tape-open-rec", onclick: () => openPath(onRec) }, "open the groups on the path through the recurrence"), " ",
     el("button", { type: "button", onclick: () => { details.forEach(d => { d.open = false; }); selftest(); } }, "collapse all")));
   box.append(el("div", { class: "tape-wrap" }, list, el("div", { id: "tape-details" }, el("p", { class: "muted" }, "Choose an op."))));
+  // #...&view=tape&path=attention|recurrence opens that path's groups, &node=N chooses node N
+  if (tapeState.path === "attention") openPath(onAtt); else if (tapeState.path === "recurrence") openPath(onRec);
+  if (tapeState.node >= 0 && tapeState.node < count) chooseTapeNode(tapeState.node);
 
   function chooseTapeNode(i) {
     const gi = n.group[i], d = details[gi];
@@ -126,6 +129,14 @@ function renderTape() {
     selftest();
   }
 }
+
+HASH_FIELDS.push({
+  read(p) {
+    tapeState.path = p.get("path");
+    tapeState.node = p.has("node") ? parseInt(p.get("node"), 10) : -1;
+  },
+  write: () => (tapeState.path ? `&path=${tapeState.path}` : "") + (tapeState.node >= 0 ? `&node=${tapeState.node}` : ""),
+});
 
 addView("tape", "Tape", "The recorded graph (the tape)", {
   render: renderTape, before: "tree",
