@@ -77,9 +77,13 @@ RecurrentState LearnerGRUCell::step(const Tensor& x, const RecurrentState& state
 
 AttentionResult LearnerBahdanau::forward(const Tensor& query, const Tensor& keys,
                                          const Tensor& keys_projected, const Tensor& mask,
-                                         const Tensor& output_steps) const {
+                                         const Tensor& output_steps,
+                                         const Tensor& coverage) const {
     if (!parts_.attention && !parts_.masked_softmax)
-        return BahdanauAttention::forward(query, keys, keys_projected, mask, output_steps);
+        return BahdanauAttention::forward(query, keys, keys_projected, mask, output_steps,
+                                          coverage);
+    if (coverage.defined())
+        throw Error("exercises: the date model built of your parts has no coverage (model.coverage)");
     Tensor query_projected = linear(query, W_q.weight);
     Tensor scores = parts_.attention ? t_.bahdanau_scores(query_projected, keys_projected, v.weight)
                                      : additive_attention_scores_composed(query_projected,

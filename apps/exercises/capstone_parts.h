@@ -50,7 +50,8 @@ class LearnerBahdanau : public BahdanauAttention {
     using Attention::forward;
     AttentionResult forward(const Tensor& query, const Tensor& keys, const Tensor& keys_projected,
                             const Tensor& mask,
-                            const Tensor& output_steps = Tensor()) const override;
+                            const Tensor& output_steps = Tensor(),
+                            const Tensor& coverage = Tensor()) const override;
 
   private:
     const ExerciseTable& t_;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "seqgrad/autograd/tensor.h"
@@ -20,6 +21,9 @@ struct DecoderState {
 };
 
 struct StepResult {
+    StepResult() = default;
+    StepResult(Tensor log_probs_, Tensor attention_ = Tensor())
+        : log_probs(std::move(log_probs_)), attention(std::move(attention_)) {}
     Tensor log_probs;  // [N, V]: log p(next token | prefix, source), rows sum to 1 in prob space
     Tensor attention;  // [N, S] attention weights of this step, or undefined for models without
     // Models built of multi-head attention layers (the Transformer) also give every decoder
