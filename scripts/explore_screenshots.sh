@@ -16,7 +16,7 @@ for view in corpus attention saliency gradients tape tree compare whatif trainin
   zoom=""; size=1280,860
   if [ "$view" = tree ]; then zoom="&zoom=0.75"; size=1280,1300; fi
   if [ "$view" = saliency ] || [ "$view" = gradients ]; then size=1280,1200; fi
-  if [ "$view" = tape ]; then zoom="&path=attention&node=${TAPE_NODE:-40}"; size=1280,1200; fi
+  if [ "$view" = tape ]; then zoom="&path=attention&node=${TAPE_NODE:-28}"; size=1280,1200; fi
   "$chromium" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
     --disable-background-networking --disable-component-update --disable-sync \
     --user-data-dir="$profile" --hide-scrollbars --window-size=$size --virtual-time-budget=3000 \
