@@ -1,6 +1,56 @@
 #include "apps/explore/op_maths.h"
 
 namespace seqgrad {
+namespace {
+
+// clang-format off
+// The whole-sequence cell ops and their one-step forms share the comments of one cell.
+const std::vector<OpMathsBlock> gru_cell = {{"autograd/fused_gru.h",
+          "  gh = h W_hhᵀ + b_hh                    [B,3H]  hidden gates, split into gh_r | gh_z | gh_n\n"
+          "  r  = σ(gi_r + gh_r)                    reset gate\n"
+          "  z  = σ(gi_z + gh_z)                    update gate\n"
+          "  n  = tanh(gi_n + r ⊙ gh_n)             candidate state\n"
+          "  h' = (1 − z) ⊙ n + z ⊙ h               new state"},
+        {"autograd/ops_fused_gru.cpp",
+          "  g_new = m g                                 (what reaches the unmasked h')\n"
+          "  dn    = g_new (1 − z)        da_n = dn (1 − n²)           (a_n = gi_n + r gh_n)\n"
+          "  dz    = g_new (h − n)        da_z = dz z (1 − z)          (a_z = gi_z + gh_z)\n"
+          "  dr    = da_n gh_n            da_r = dr r (1 − r)          (a_r = gi_r + gh_r)\n"
+          "  d gi  += [da_r | da_z | da_n]\n"
+          "  d gh   = [da_r | da_z | da_n r]\n"
+          "  dh    += g_new z + (1 − m) g  +  d gh W_hh     (the last term: one gemm)\n"
+          "  dW_hh += d ghᵀ h                                (one gemm)\n"
+          "  db_hh += Σ_b d gh"}};
+const std::vector<OpMathsBlock> lstm_cell = {{"autograd/fused_lstm.h",
+          "  a  = x W_ihᵀ + b_ih + h W_hhᵀ + b_hh   [B,4H] = a_i | a_f | a_g | a_o\n"
+          "  i  = σ(a_i)                            input gate\n"
+          "  f  = σ(a_f)                            forget gate\n"
+          "  g  = tanh(a_g)                         candidate cell state\n"
+          "  o  = σ(a_o)                            output gate\n"
+          "  c' = f ⊙ c + i ⊙ g                     new cell state\n"
+          "  h' = o ⊙ tanh(c')                      new hidden state"},
+        {"autograd/ops_fused_lstm.cpp",
+          "  dc_new = m gc + m gh o (1 − tanh²(c'))    (what reaches the unmasked c', both paths)\n"
+          "  do = m gh tanh(c')     da_o = do o (1 − o)\n"
+          "  di = dc_new g          da_i = di i (1 − i)\n"
+          "  df = dc_new c          da_f = df f (1 − f)\n"
+          "  dg = dc_new i          da_g = dg (1 − g²)\n"
+          "  d gi += da,   d gh = da          (da = [da_i | da_f | da_g | da_o])\n"
+          "  dc += dc_new f + (1 − m) gc\n"
+          "  dh += (1 − m) gh  +  da W_hh     (the last term: one gemm)\n"
+          "  dW_hh += daᵀ h                    (one gemm)\n"
+          "  db_hh += Σ_b da"}};
+const std::vector<OpMathsBlock> rnn_cell = {{"autograd/fused_rnn.h",
+          "  h' = tanh(x W_ihᵀ + b_ih + h W_hhᵀ + b_hh)        W_ih [H,in], W_hh [H,H]"},
+        {"autograd/ops_fused_rnn.cpp",
+          "  da     = m g (1 − u²)            (a = gi + h W_hhᵀ + b_hh, u = tanh(a))\n"
+          "  d gi  += da\n"
+          "  dh    += (1 − m) g  +  da W_hh   (the last term: one gemm)\n"
+          "  dW_hh += daᵀ h                   (one gemm)\n"
+          "  db_hh += Σ_b da"}};
+// clang-format on
+
+}  // namespace
 
 const std::vector<OpMaths>& op_maths_table() {
     static const std::vector<OpMaths> table = {
@@ -99,92 +149,12 @@ const std::vector<OpMaths>& op_maths_table() {
     {"shared_over_steps", {{"autograd/kernels/kernels.h",
           "Every step of a recurrence multiplies by the same W. By the chain rule its gradient is\n"
           "  dW = Σ_t dY_tᵀ X_t = [dY_1; ...; dY_T]ᵀ [X_1; ...; X_T],"}}},
-    {"gru_cell", {{"autograd/fused_gru.h",
-          "  gh = h W_hhᵀ + b_hh                    [B,3H]  hidden gates, split into gh_r | gh_z | gh_n\n"
-          "  r  = σ(gi_r + gh_r)                    reset gate\n"
-          "  z  = σ(gi_z + gh_z)                    update gate\n"
-          "  n  = tanh(gi_n + r ⊙ gh_n)             candidate state\n"
-          "  h' = (1 − z) ⊙ n + z ⊙ h               new state"},
-        {"autograd/ops_fused_gru.cpp",
-          "  g_new = m g                                 (what reaches the unmasked h')\n"
-          "  dn    = g_new (1 − z)        da_n = dn (1 − n²)           (a_n = gi_n + r gh_n)\n"
-          "  dz    = g_new (h − n)        da_z = dz z (1 − z)          (a_z = gi_z + gh_z)\n"
-          "  dr    = da_n gh_n            da_r = dr r (1 − r)          (a_r = gi_r + gh_r)\n"
-          "  d gi  += [da_r | da_z | da_n]\n"
-          "  d gh   = [da_r | da_z | da_n r]\n"
-          "  dh    += g_new z + (1 − m) g  +  d gh W_hh     (the last term: one gemm)\n"
-          "  dW_hh += d ghᵀ h                                (one gemm)\n"
-          "  db_hh += Σ_b d gh"}}},
-    {"gru_cell_step", {{"autograd/fused_gru.h",
-          "  gh = h W_hhᵀ + b_hh                    [B,3H]  hidden gates, split into gh_r | gh_z | gh_n\n"
-          "  r  = σ(gi_r + gh_r)                    reset gate\n"
-          "  z  = σ(gi_z + gh_z)                    update gate\n"
-          "  n  = tanh(gi_n + r ⊙ gh_n)             candidate state\n"
-          "  h' = (1 − z) ⊙ n + z ⊙ h               new state"},
-        {"autograd/ops_fused_gru.cpp",
-          "  g_new = m g                                 (what reaches the unmasked h')\n"
-          "  dn    = g_new (1 − z)        da_n = dn (1 − n²)           (a_n = gi_n + r gh_n)\n"
-          "  dz    = g_new (h − n)        da_z = dz z (1 − z)          (a_z = gi_z + gh_z)\n"
-          "  dr    = da_n gh_n            da_r = dr r (1 − r)          (a_r = gi_r + gh_r)\n"
-          "  d gi  += [da_r | da_z | da_n]\n"
-          "  d gh   = [da_r | da_z | da_n r]\n"
-          "  dh    += g_new z + (1 − m) g  +  d gh W_hh     (the last term: one gemm)\n"
-          "  dW_hh += d ghᵀ h                                (one gemm)\n"
-          "  db_hh += Σ_b d gh"}}},
-    {"lstm_cell", {{"autograd/fused_lstm.h",
-          "  a  = x W_ihᵀ + b_ih + h W_hhᵀ + b_hh   [B,4H] = a_i | a_f | a_g | a_o\n"
-          "  i  = σ(a_i)                            input gate\n"
-          "  f  = σ(a_f)                            forget gate\n"
-          "  g  = tanh(a_g)                         candidate cell state\n"
-          "  o  = σ(a_o)                            output gate\n"
-          "  c' = f ⊙ c + i ⊙ g                     new cell state\n"
-          "  h' = o ⊙ tanh(c')                      new hidden state"},
-        {"autograd/ops_fused_lstm.cpp",
-          "  dc_new = m gc + m gh o (1 − tanh²(c'))    (what reaches the unmasked c', both paths)\n"
-          "  do = m gh tanh(c')     da_o = do o (1 − o)\n"
-          "  di = dc_new g          da_i = di i (1 − i)\n"
-          "  df = dc_new c          da_f = df f (1 − f)\n"
-          "  dg = dc_new i          da_g = dg (1 − g²)\n"
-          "  d gi += da,   d gh = da          (da = [da_i | da_f | da_g | da_o])\n"
-          "  dc += dc_new f + (1 − m) gc\n"
-          "  dh += (1 − m) gh  +  da W_hh     (the last term: one gemm)\n"
-          "  dW_hh += daᵀ h                    (one gemm)\n"
-          "  db_hh += Σ_b da"}}},
-    {"lstm_cell_step", {{"autograd/fused_lstm.h",
-          "  a  = x W_ihᵀ + b_ih + h W_hhᵀ + b_hh   [B,4H] = a_i | a_f | a_g | a_o\n"
-          "  i  = σ(a_i)                            input gate\n"
-          "  f  = σ(a_f)                            forget gate\n"
-          "  g  = tanh(a_g)                         candidate cell state\n"
-          "  o  = σ(a_o)                            output gate\n"
-          "  c' = f ⊙ c + i ⊙ g                     new cell state\n"
-          "  h' = o ⊙ tanh(c')                      new hidden state"},
-        {"autograd/ops_fused_lstm.cpp",
-          "  dc_new = m gc + m gh o (1 − tanh²(c'))    (what reaches the unmasked c', both paths)\n"
-          "  do = m gh tanh(c')     da_o = do o (1 − o)\n"
-          "  di = dc_new g          da_i = di i (1 − i)\n"
-          "  df = dc_new c          da_f = df f (1 − f)\n"
-          "  dg = dc_new i          da_g = dg (1 − g²)\n"
-          "  d gi += da,   d gh = da          (da = [da_i | da_f | da_g | da_o])\n"
-          "  dc += dc_new f + (1 − m) gc\n"
-          "  dh += (1 − m) gh  +  da W_hh     (the last term: one gemm)\n"
-          "  dW_hh += daᵀ h                    (one gemm)\n"
-          "  db_hh += Σ_b da"}}},
-    {"rnn_cell", {{"autograd/fused_rnn.h",
-          "  h' = tanh(x W_ihᵀ + b_ih + h W_hhᵀ + b_hh)        W_ih [H,in], W_hh [H,H]"},
-        {"autograd/ops_fused_rnn.cpp",
-          "  da     = m g (1 − u²)            (a = gi + h W_hhᵀ + b_hh, u = tanh(a))\n"
-          "  d gi  += da\n"
-          "  dh    += (1 − m) g  +  da W_hh   (the last term: one gemm)\n"
-          "  dW_hh += daᵀ h                   (one gemm)\n"
-          "  db_hh += Σ_b da"}}},
-    {"rnn_cell_step", {{"autograd/fused_rnn.h",
-          "  h' = tanh(x W_ihᵀ + b_ih + h W_hhᵀ + b_hh)        W_ih [H,in], W_hh [H,H]"},
-        {"autograd/ops_fused_rnn.cpp",
-          "  da     = m g (1 − u²)            (a = gi + h W_hhᵀ + b_hh, u = tanh(a))\n"
-          "  d gi  += da\n"
-          "  dh    += (1 − m) g  +  da W_hh   (the last term: one gemm)\n"
-          "  dW_hh += daᵀ h                   (one gemm)\n"
-          "  db_hh += Σ_b da"}}},
+    {"gru_cell", gru_cell},
+    {"gru_cell_step", gru_cell},
+    {"lstm_cell", lstm_cell},
+    {"lstm_cell_step", lstm_cell},
+    {"rnn_cell", rnn_cell},
+    {"rnn_cell_step", rnn_cell},
         // clang-format on
     };
     return table;

@@ -26,15 +26,14 @@ namespace seqgrad {
 
 // ---- measuring one batch ---------------------------------------------------------------------
 
-namespace {
-
-// ‖g[row, 0:n]‖ of a gradient buffer (nullptr = no gradient reached the tensor: 0).
 double row_norm_sq(const real* grad, int64_t offset, int64_t n) {
     if (!grad) return 0;
     double s = 0;
     for (int64_t i = 0; i < n; ++i) s += double(grad[offset + i]) * double(grad[offset + i]);
     return s;
 }
+
+namespace {
 
 // The attention diagnostics of FlowMeasurement, from a teacher-forced pass without a graph.
 // For each decoder step t and each row whose target at t is real (not PAD), over the row's

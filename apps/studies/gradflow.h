@@ -87,6 +87,9 @@ FlowMeasurement measure_gradient_flow(Seq2Seq& model, const Batch& batch, bool d
 // recurrence" does not apply: direct and recurrent are NaN. No attention diagnostics (NaN).
 FlowMeasurement measure_transformer_flow(Transformer& model, const Batch& batch);
 
+// ‖g[offset : offset + n]‖² of a gradient buffer (nullptr = no gradient reached the tensor: 0).
+double row_norm_sq(const real* grad, int64_t offset, int64_t n);
+
 // ---- the study -------------------------------------------------------------------------------
 
 struct GradflowOptions {

@@ -17,16 +17,6 @@
 #include "seqgrad/layers/attention.h"
 
 namespace seqgrad {
-namespace {
-
-double norm_of_row(const real* grad, int64_t offset, int64_t n) {
-    if (!grad) return 0;
-    double s = 0;
-    for (int64_t j = 0; j < n; ++j) s += double(grad[offset + j]) * double(grad[offset + j]);
-    return std::sqrt(s);
-}
-
-}  // namespace
 
 FlowMeasurement measure_transformer_flow(Transformer& model, const Batch& batch) {
     const int64_t B = batch.batch_size, S = batch.src_len, T = batch.tgt_len;
@@ -70,10 +60,10 @@ FlowMeasurement measure_transformer_flow(Transformer& model, const Batch& batch)
     m.embedding_per_row.assign(size_t(B * S), 0);
     for (int64_t b = 0; b < B; ++b)
         for (int64_t t = 0; t < S; ++t) {
-            const double e = norm_of_row(x.grad_data(), (b * S + t) * E, E);
+            const double e = std::sqrt(row_norm_sq(x.grad_data(), (b * S + t) * E, E));
             m.embedding_per_row[size_t(b * S + t)] = e;
             if (t >= batch.src_lengths[size_t(b)]) continue;
-            m.hidden[size_t(t)] += norm_of_row(memory.grad_data(), (b * S + t) * E, E);
+            m.hidden[size_t(t)] += std::sqrt(row_norm_sq(memory.grad_data(), (b * S + t) * E, E));
             m.embedding[size_t(t)] += e;
             m.rows[size_t(t)]++;
         }

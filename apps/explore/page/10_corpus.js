@@ -20,6 +20,19 @@ function flags(s) {
   if (!f.monotonic) out.push(`non-monotonic (${Math.round(100 * f.forward)}% forward)`);
   return out;
 }
+// A row of the corpus table for sentence i: a click or Enter opens the sentence (in the tree
+// view), the arrow keys move between rows.
+function corpusRow(i) {
+  const tr = el("tr", { tabindex: "0", "data-index": i, class: i === state.sentence ? "selected" : "" });
+  const open = () => { choose(i); show("tree"); };
+  tr.addEventListener("click", open);
+  tr.addEventListener("keydown", e => {
+    if (e.key === "Enter" || e.key === " ") { e.preventDefault(); open(); }
+    else if (e.key === "ArrowDown" && tr.nextElementSibling) { e.preventDefault(); tr.nextElementSibling.focus(); }
+    else if (e.key === "ArrowUp" && tr.previousElementSibling) { e.preventDefault(); tr.previousElementSibling.focus(); }
+  });
+  return tr;
+}
 function renderCorpus() {
   if (RUNS.length > 1) return renderRunsCorpus();
   const head = clear(document.querySelector("#corpus-table thead")), row = el("tr");
@@ -43,14 +56,7 @@ function renderCorpus() {
   });
   const body = clear(document.querySelector("#corpus-table tbody"));
   for (const i of order) {
-    const s = S[i], tr = el("tr", { tabindex: "0", "data-index": i, class: i === state.sentence ? "selected" : "" });
-    const open = () => { choose(i); show("tree"); };
-    tr.addEventListener("click", open);
-    tr.addEventListener("keydown", e => {
-      if (e.key === "Enter" || e.key === " ") { e.preventDefault(); open(); }
-      else if (e.key === "ArrowDown" && tr.nextElementSibling) { e.preventDefault(); tr.nextElementSibling.focus(); }
-      else if (e.key === "ArrowUp" && tr.previousElementSibling) { e.preventDefault(); tr.previousElementSibling.focus(); }
-    });
+    const s = S[i], tr = corpusRow(i);
     COLUMNS.forEach(([name, f, numeric], c) => {
       if (c === 1 && s.empty) { tr.append(el("td", { class: "text" }, el("i", {}, "(empty line: nothing to translate)"))); return; }
       const v = f(s, i);

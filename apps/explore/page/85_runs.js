@@ -81,14 +81,7 @@ function renderRunsCorpus() {
   });
   const body = clear(document.querySelector("#corpus-table tbody"));
   for (const i of order) {
-    const tr = el("tr", { tabindex: "0", "data-index": i, class: i === state.sentence ? "selected" : "" });
-    const open = () => { choose(i); show("tree"); };
-    tr.addEventListener("click", open);
-    tr.addEventListener("keydown", e => {
-      if (e.key === "Enter" || e.key === " ") { e.preventDefault(); open(); }
-      else if (e.key === "ArrowDown" && tr.nextElementSibling) { e.preventDefault(); tr.nextElementSibling.focus(); }
-      else if (e.key === "ArrowUp" && tr.previousElementSibling) { e.preventDefault(); tr.previousElementSibling.focus(); }
-    });
+    const tr = corpusRow(i);
     cols.forEach(([name, f, numeric]) => {
       const v = f(i), delta = name.startsWith("\u0394");
       if (!numeric) { tr.append(el("td", { class: "text" }, v)); return; }
