@@ -18,8 +18,7 @@ Tensor causal_mask(int64_t T, int64_t S) {
 
 // s = q kᵀ/√d, masked to −∞; a = softmax(s); o = a v — each an op of its own
 Tensor scaled_dot_product_attention_composed(const Tensor& q, const Tensor& k, const Tensor& v,
-                                             const Tensor& key_padding_mask, bool causal,
-                                             Tensor* weights) {
+                                             const KeyMask& mask, bool causal, Tensor* weights) {
     if (q.rank() != 4 || k.rank() != 4 || v.rank() != 4)
         throw Error(
             fmt::format("scaled_dot_product_attention_composed: q {}, k {}, v {}: "
@@ -31,9 +30,12 @@ Tensor scaled_dot_product_attention_composed(const Tensor& q, const Tensor& k, c
     Tensor v3 = reshape(v, {B * H, S, v.size(3)});
     Tensor scores = matmul(q3, k3, false, /*transpose_b=*/true) * real(1 / std::sqrt(double(d)));
     scores = reshape(scores, {B, H, T, S});
-    if (key_padding_mask.defined())  // [B,S] -> [B,1,1,S], broadcast over heads and queries
-        scores = masked_fill(scores, reshape(key_padding_mask, {B, 1, 1, S}), -inf);
-    if (causal) scores = masked_fill(scores, causal_mask(T, S), -inf);  // [T,S] broadcasts
+    if (mask.is_packed())  // block-diagonal [T,S] (causal inside each block), broadcasts
+        scores = masked_fill(scores, packed_mask(*mask.queries, *mask.keys, causal), -inf);
+    if (mask.padding.defined())  // [B,S] -> [B,1,1,S], broadcast over heads and queries
+        scores = masked_fill(scores, reshape(mask.padding, {B, 1, 1, S}), -inf);
+    if (causal && !mask.is_packed())
+        scores = masked_fill(scores, causal_mask(T, S), -inf);  // [T,S] broadcasts
     Tensor a = softmax(scores);                                         // [B,h,T,S]
     if (weights) *weights = a;
     Tensor out = matmul(reshape(a, {B * H, T, S}), v3);  // [B*h, T, dv]
@@ -84,7 +86,7 @@ KeysValues MultiheadAttention::keys_values(const Tensor& key, const Tensor& valu
 }
 
 MultiheadAttentionOutput MultiheadAttention::attend(const Tensor& query, const KeysValues& kv,
-                                                    const Tensor& key_padding_mask, bool causal,
+                                                    const KeyMask& mask, bool causal,
                                                     bool need_weights) const {
     if (query.rank() != 3 || query.size(-1) != embed_dim_ || query.size(0) != kv.keys.size(0))
         throw Error(fmt::format(
@@ -95,14 +97,14 @@ MultiheadAttentionOutput MultiheadAttention::attend(const Tensor& query, const K
     MultiheadAttentionOutput result;
     Tensor heads;
     if (use_fused) {
-        DotProductAttention a = scaled_dot_product_attention(
-            q, kv.keys, kv.values, key_padding_mask, causal, need_weights);
+        DotProductAttention a =
+            scaled_dot_product_attention(q, kv.keys, kv.values, mask, causal, need_weights);
         heads = a.output;
         result.weights = a.weights;
     } else {
         Tensor weights;
-        heads = scaled_dot_product_attention_composed(q, kv.keys, kv.values, key_padding_mask,
-                                                      causal, &weights);
+        heads =
+            scaled_dot_product_attention_composed(q, kv.keys, kv.values, mask, causal, &weights);
         if (need_weights) result.weights = weights.detach();
     }
     result.output = out_proj.forward(merge_heads(heads));
@@ -110,10 +112,9 @@ MultiheadAttentionOutput MultiheadAttention::attend(const Tensor& query, const K
 }
 
 MultiheadAttentionOutput MultiheadAttention::forward(const Tensor& query, const Tensor& key,
-                                                     const Tensor& value,
-                                                     const Tensor& key_padding_mask, bool causal,
-                                                     bool need_weights) const {
-    return attend(query, keys_values(key, value), key_padding_mask, causal, need_weights);
+                                                     const Tensor& value, const KeyMask& mask,
+                                                     bool causal, bool need_weights) const {
+    return attend(query, keys_values(key, value), mask, causal, need_weights);
 }
 
 Tensor average_heads(const Tensor& weights) {

@@ -30,11 +30,12 @@ Tensor causal_mask(int64_t T, int64_t S);
 
 // The composed twin of scaled_dot_product_attention, from primitive ops (matmul, mul,
 // masked_fill, softmax, matmul); the same shapes, masks and result, except that a fully masked
-// row is an error here (softmax of a row of −∞) where the fused op gives zeros. `weights`
+// row is an error here (softmax of a row of −∞) where the fused op gives zeros. Packed sentences
+// are masked with the block-diagonal packed_mask, so every [T, S] score is computed. `weights`
 // (optional) receives a [B, h, T, S] that carries the gradient.
 Tensor scaled_dot_product_attention_composed(const Tensor& q, const Tensor& k, const Tensor& v,
-                                             const Tensor& key_padding_mask = Tensor(),
-                                             bool causal = false, Tensor* weights = nullptr);
+                                             const KeyMask& mask = KeyMask(), bool causal = false,
+                                             Tensor* weights = nullptr);
 
 // Keys and values already projected and split into heads: [B, h, S, d] each. What a decoder
 // caches: the memory's once per source batch, its own growing by one position per step.
@@ -53,10 +54,11 @@ class MultiheadAttention : public Module {
     // U(±1/√E), as PyTorch. Throws when embed_dim is not a multiple of num_heads.
     MultiheadAttention(int64_t embed_dim, int64_t num_heads, Rng& rng);
 
-    // query [B,T,E], key and value [B,S,E]; key_padding_mask [B,S] nonzero at padding; causal:
-    // query i sees keys j <= i + S − T only.
+    // query [B,T,E], key and value [B,S,E]; mask: a key padding mask [B,S] nonzero at padding,
+    // or the packing of packed sentences (B = 1, autograd/fused_dot_product_attention.h);
+    // causal: query i sees keys j <= i + S − T only (inside its own sentence when packed).
     MultiheadAttentionOutput forward(const Tensor& query, const Tensor& key, const Tensor& value,
-                                     const Tensor& key_padding_mask = Tensor(), bool causal = false,
+                                     const KeyMask& mask = KeyMask(), bool causal = false,
                                      bool need_weights = false) const;
 
     // The steps of forward, for decoders that cache keys and values:
@@ -64,7 +66,7 @@ class MultiheadAttention : public Module {
     KeysValues keys_values(const Tensor& key, const Tensor& value) const;
     // query [B,T,E] attends over keys/values already projected -> forward's output
     MultiheadAttentionOutput attend(const Tensor& query, const KeysValues& kv,
-                                    const Tensor& key_padding_mask = Tensor(), bool causal = false,
+                                    const KeyMask& mask = KeyMask(), bool causal = false,
                                     bool need_weights = false) const;
 
     int64_t embed_dim() const { return embed_dim_; }

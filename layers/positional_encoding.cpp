@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "seqgrad/autograd/ops.h"
@@ -9,15 +10,24 @@
 namespace seqgrad {
 
 // P[p, 2i] = sin(p ω_i),  P[p, 2i+1] = cos(p ω_i),  ω_i = 10000^(−2i/E)
-Tensor sinusoidal_positions(int64_t offset, int64_t T, int64_t E) {
-    Tensor table = Tensor::empty({T, E});
-    for (int64_t t = 0; t < T; ++t)
-        for (int64_t j = 0; j < E; ++j) {
-            const double omega = std::pow(10000.0, -double(j - j % 2) / double(E));
-            const double angle = double(offset + t) * omega;
-            table.data()[t * E + j] = real(j % 2 == 0 ? std::sin(angle) : std::cos(angle));
+Tensor sinusoidal_positions(const std::vector<int32_t>& positions, int64_t E) {
+    std::vector<double> omega(static_cast<size_t>(E));
+    for (int64_t j = 0; j < E; ++j)
+        omega[size_t(j)] = std::pow(10000.0, -double(j - j % 2) / double(E));
+    Tensor table = Tensor::empty({int64_t(positions.size()), E});
+    real* row = table.data();
+    for (int32_t p : positions)
+        for (int64_t j = 0; j < E; ++j, ++row) {
+            const double angle = double(p) * omega[size_t(j)];
+            *row = real(j % 2 == 0 ? std::sin(angle) : std::cos(angle));
         }
     return table;
+}
+
+Tensor sinusoidal_positions(int64_t offset, int64_t T, int64_t E) {
+    std::vector<int32_t> positions(static_cast<size_t>(T));
+    for (int64_t t = 0; t < T; ++t) positions[size_t(t)] = int32_t(offset + t);
+    return sinusoidal_positions(positions, E);
 }
 
 PositionalEncoding::PositionalEncoding(bool learned, int64_t max_positions, int64_t E, Rng& rng)
@@ -31,17 +41,24 @@ PositionalEncoding::PositionalEncoding(bool learned, int64_t max_positions, int6
 }
 
 Tensor PositionalEncoding::forward(const Tensor& x, int64_t offset) const {
-    if (x.rank() != 3)
-        throw Error(fmt::format("PositionalEncoding: x {}: expected [B,T,E]", x.shape().str()));
+    std::vector<int32_t> positions(static_cast<size_t>(x.rank() == 3 ? x.size(1) : 0));
+    for (size_t t = 0; t < positions.size(); ++t) positions[t] = int32_t(offset + int64_t(t));
+    return forward(x, positions);
+}
+
+Tensor PositionalEncoding::forward(const Tensor& x, const std::vector<int32_t>& positions) const {
+    if (x.rank() != 3 || x.size(1) != int64_t(positions.size()))
+        throw Error(fmt::format("PositionalEncoding: x {} for {} positions: expected [B,{},E]",
+                                x.shape().str(), positions.size(), positions.size()));
     const int64_t T = x.size(1), E = x.size(2);
-    if (!table_) return x + sinusoidal_positions(offset, T, E);  // [T,E] broadcasts over B
-    if (offset + T > max_positions_)
+    if (!table_) return x + sinusoidal_positions(positions, E);  // [T,E] broadcasts over B
+    int64_t count = 0;  // positions 0 .. count - 1 are needed
+    for (int32_t p : positions) count = std::max(count, int64_t(p) + 1);
+    if (count > max_positions_)
         throw Error(
-            fmt::format("PositionalEncoding: positions up to {} but the learned table "
-                        "has {} (model.max_positions)",
-                        offset + T, max_positions_));
-    std::vector<int32_t> positions(static_cast<size_t>(T));
-    for (int64_t t = 0; t < T; ++t) positions[size_t(t)] = int32_t(offset + t);
+            fmt::format("PositionalEncoding: positions up to {} but the learned table has {} "
+                        "(model.max_positions)",
+                        count, max_positions_));
     return x + table_->forward(positions, Shape{T});  // [T,E] broadcasts over B
 }
 

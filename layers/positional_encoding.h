@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "seqgrad/layers/embedding.h"
 #include "seqgrad/layers/module.h"
@@ -17,6 +18,8 @@ namespace seqgrad {
 
 // The sinusoidal table rows [offset, offset + T) -> [T, E] (no gradient)
 Tensor sinusoidal_positions(int64_t offset, int64_t T, int64_t E);
+// Its rows at the given positions -> [N, E]
+Tensor sinusoidal_positions(const std::vector<int32_t>& positions, int64_t E);
 
 class PositionalEncoding : public Module {
   public:
@@ -25,6 +28,9 @@ class PositionalEncoding : public Module {
     PositionalEncoding(bool learned, int64_t max_positions, int64_t E, Rng& rng);
     // x [B,T,E] -> x + P[offset .. offset+T). A learned table throws past max_positions.
     Tensor forward(const Tensor& x, int64_t offset = 0) const;
+    // x [B,N,E] -> x + P[positions[n]] at each n: packed sentences (B = 1) give each row its place
+    // in its own sentence (Packing::positions).
+    Tensor forward(const Tensor& x, const std::vector<int32_t>& positions) const;
 
     bool learned() const { return table_ != nullptr; }
     int64_t max_positions() const { return max_positions_; }

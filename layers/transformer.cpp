@@ -55,11 +55,11 @@ TransformerEncoderLayer::TransformerEncoderLayer(const TransformerLayerOptions& 
 
 // post-norm: x = norm1(x + SA(x)); x = norm2(x + FF(x)).  pre-norm: x += SA(norm1(x)); x +=
 // FF(norm2(x))
-Tensor TransformerEncoderLayer::forward(const Tensor& x, const Tensor& key_padding_mask,
+Tensor TransformerEncoderLayer::forward(const Tensor& x, const KeyMask& mask,
                                         Tensor* weights) const {
     check_input("TransformerEncoderLayer", x, self_attn.embed_dim());
     auto attend = [&](const Tensor& h) {
-        MultiheadAttentionOutput a = self_attn.forward(h, h, h, key_padding_mask, false, weights);
+        MultiheadAttentionOutput a = self_attn.forward(h, h, h, mask, false, weights);
         if (weights) *weights = a.weights;
         return dropout1.forward(a.output);
     };
@@ -97,11 +97,11 @@ TransformerDecoderLayer::TransformerDecoderLayer(const TransformerLayerOptions& 
 
 // x after self-attention (`attended` = SA's output), then cross-attention and feed-forward
 Tensor TransformerDecoderLayer::finish(const Tensor& x, const Tensor& attended,
-                                       const KeysValues& memory, const Tensor& memory_padding_mask,
+                                       const KeysValues& memory, const KeyMask& memory_mask,
                                        Tensor* cross_weights) const {
     auto cross = [&](const Tensor& h) {
         MultiheadAttentionOutput a =
-            multihead_attn.attend(h, memory, memory_padding_mask, false, cross_weights);
+            multihead_attn.attend(h, memory, memory_mask, false, cross_weights);
         if (cross_weights) *cross_weights = a.weights;
         return dropout2.forward(a.output);
     };
@@ -116,16 +116,15 @@ Tensor TransformerDecoderLayer::finish(const Tensor& x, const Tensor& attended,
 }
 
 Tensor TransformerDecoderLayer::forward(const Tensor& x, const Tensor& memory,
-                                        const Tensor& target_padding_mask,
-                                        const Tensor& memory_padding_mask,
+                                        const KeyMask& target_mask, const KeyMask& memory_mask,
                                         std::vector<Tensor>* weights) const {
     check_input("TransformerDecoderLayer", x, self_attn.embed_dim());
     check_input("TransformerDecoderLayer (memory)", memory, self_attn.embed_dim());
     const Tensor h = norm_first ? norm1.forward(x) : x;
     MultiheadAttentionOutput sa =
-        self_attn.forward(h, h, h, target_padding_mask, /*causal=*/true, weights != nullptr);
+        self_attn.forward(h, h, h, target_mask, /*causal=*/true, weights != nullptr);
     Tensor cross_weights;
-    Tensor y = finish(x, sa.output, multihead_attn.keys_values(memory, memory), memory_padding_mask,
+    Tensor y = finish(x, sa.output, multihead_attn.keys_values(memory, memory), memory_mask,
                       weights ? &cross_weights : nullptr);
     if (weights) *weights = {sa.weights, cross_weights};
     return y;
@@ -162,13 +161,13 @@ TransformerEncoder::TransformerEncoder(const TransformerLayerOptions& o, int num
     register_module("norm", norm);
 }
 
-Tensor TransformerEncoder::forward(const Tensor& x, const Tensor& key_padding_mask,
+Tensor TransformerEncoder::forward(const Tensor& x, const KeyMask& mask,
                                    std::vector<Tensor>* weights) const {
     Tensor y = x;
     if (weights) weights->clear();
     for (const auto& layer : layers) {
         Tensor w;
-        y = layer->forward(y, key_padding_mask, weights ? &w : nullptr);
+        y = layer->forward(y, mask, weights ? &w : nullptr);
         if (weights) weights->push_back(w);
     }
     return norm.forward(y);
@@ -186,15 +185,13 @@ TransformerDecoder::TransformerDecoder(const TransformerLayerOptions& o, int num
 }
 
 Tensor TransformerDecoder::forward(const Tensor& x, const Tensor& memory,
-                                   const Tensor& target_padding_mask,
-                                   const Tensor& memory_padding_mask,
+                                   const KeyMask& target_mask, const KeyMask& memory_mask,
                                    std::vector<Tensor>* weights) const {
     Tensor y = x;
     if (weights) weights->clear();
     for (const auto& layer : layers) {
         std::vector<Tensor> w;
-        y = layer->forward(y, memory, target_padding_mask, memory_padding_mask,
-                           weights ? &w : nullptr);
+        y = layer->forward(y, memory, target_mask, memory_mask, weights ? &w : nullptr);
         if (weights) weights->insert(weights->end(), w.begin(), w.end());
     }
     return norm.forward(y);

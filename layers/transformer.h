@@ -5,6 +5,9 @@
 // multihead_attn.out_proj.bias, ...).
 //
 // Shapes: x [B,T,E] (E = d_model), memory [B,S,E], masks [B,T] / [B,S] nonzero at padding.
+// Packed sentences (training's layout): x [1,ΣT_i,E], memory [1,ΣS_i,E], and the masks say where
+// each sentence is (KeyMask::packed, autograd/fused_dot_product_attention.h). Only attention
+// mixes positions, and it keeps each sentence to itself; every other part is position-wise.
 //
 //   FF(x) = linear2(dropout(act(linear1(x))))        E -> F -> E, act = relu or gelu
 //   encoder layer, post-norm (norm_first = false, the original Transformer):
@@ -56,10 +59,9 @@ class FeedForward {
 class TransformerEncoderLayer : public Module {
   public:
     TransformerEncoderLayer(const TransformerLayerOptions& options, Rng& rng);
-    // x [B,S,E], key_padding_mask [B,S] -> [B,S,E]. weights (optional) receives the self-attention
-    // weights [B,h,S,S].
-    Tensor forward(const Tensor& x, const Tensor& key_padding_mask,
-                   Tensor* weights = nullptr) const;
+    // x [B,S,E], mask: key padding [B,S] or a packing -> [B,S,E]. weights (optional) receives the
+    // self-attention weights [B,h,S,S].
+    Tensor forward(const Tensor& x, const KeyMask& mask, Tensor* weights = nullptr) const;
 
     MultiheadAttention self_attn;
     FeedForward ff;  // its linear1, linear2 registered under the layer, as PyTorch
@@ -81,8 +83,9 @@ class TransformerDecoderLayer : public Module {
     TransformerDecoderLayer(const TransformerLayerOptions& options, Rng& rng);
     // The teacher-forced pass: x [B,T,E] attends causally to itself and to memory [B,S,E].
     // weights (optional): {self [B,h,T,T], cross [B,h,T,S]}.
-    Tensor forward(const Tensor& x, const Tensor& memory, const Tensor& target_padding_mask,
-                   const Tensor& memory_padding_mask, std::vector<Tensor>* weights = nullptr) const;
+    // target_mask: the target's key padding [B,T] or packing; memory_mask: the memory's.
+    Tensor forward(const Tensor& x, const Tensor& memory, const KeyMask& target_mask,
+                   const KeyMask& memory_mask, std::vector<Tensor>* weights = nullptr) const;
     // One decoding step: x [N,1,E] is the newest position; its keys and values are appended to
     // cache.self (which need not be defined at the first step). cross_weights (optional)
     // receives [N,h,1,S], self_weights (optional) [N,h,1,t] over the t positions so far.
@@ -98,14 +101,14 @@ class TransformerDecoderLayer : public Module {
   private:
     // the cross-attention and feed-forward sub-layers after self-attention's output `attended`
     Tensor finish(const Tensor& x, const Tensor& attended, const KeysValues& memory,
-                  const Tensor& memory_padding_mask, Tensor* cross_weights) const;
+                  const KeyMask& memory_mask, Tensor* cross_weights) const;
 };
 
 class TransformerEncoder : public Module {
   public:
     TransformerEncoder(const TransformerLayerOptions& options, int num_layers, Rng& rng);
     // x [B,S,E] -> memory [B,S,E]; weights (optional): each layer's [B,h,S,S]
-    Tensor forward(const Tensor& x, const Tensor& key_padding_mask,
+    Tensor forward(const Tensor& x, const KeyMask& mask,
                    std::vector<Tensor>* weights = nullptr) const;
 
     std::vector<std::unique_ptr<TransformerEncoderLayer>> layers;  // "layers.0", "layers.1", ...
@@ -116,8 +119,8 @@ class TransformerDecoder : public Module {
   public:
     TransformerDecoder(const TransformerLayerOptions& options, int num_layers, Rng& rng);
     // x [B,T,E] -> [B,T,E]; weights (optional): each layer's {self, cross}, in layer order
-    Tensor forward(const Tensor& x, const Tensor& memory, const Tensor& target_padding_mask,
-                   const Tensor& memory_padding_mask, std::vector<Tensor>* weights = nullptr) const;
+    Tensor forward(const Tensor& x, const Tensor& memory, const KeyMask& target_mask,
+                   const KeyMask& memory_mask, std::vector<Tensor>* weights = nullptr) const;
     // One step for every row: x [N,1,E] -> [N,1,E]; caches: one per layer.
     // cross_weights (optional): each layer's [N,h,1,S]; self_weights (optional): each layer's
     // [N,h,1,t].

@@ -81,6 +81,20 @@ Tensor Transformer::embed(const Embedding& embedding, const PositionalEncoding& 
     return dropout.forward(positions.forward(x, offset));
 }
 
+// The same for packed sentences: ids [B,L] padded -> their real tokens end to end [1,N,E], each
+// with the position it has in its own sentence
+Tensor Transformer::embed_packed(const Embedding& embedding, const PositionalEncoding& positions,
+                                 const std::vector<int32_t>& ids, int64_t L,
+                                 const Packing& packing) const {
+    std::vector<int32_t> tokens;
+    tokens.reserve(size_t(packing.total()));
+    for (int64_t b = 0; b < packing.sentences(); ++b)
+        for (int64_t t = 0; t < packing.length(b); ++t) tokens.push_back(ids[size_t(b * L + t)]);
+    Tensor x = embedding.forward(tokens, {1, packing.total()}) *
+               real(std::sqrt(double(config_.d_model)));
+    return dropout.forward(positions.forward(x, packing.positions()));
+}
+
 Tensor Transformer::project(const Tensor& h) const {
     return out ? out->forward(h) : linear(h, target_embedding->weight, out_bias);
 }
@@ -101,21 +115,25 @@ TransformerForward Transformer::forward(const Batch& batch, bool weights) const 
     return f;
 }
 
-// loss = mean over the real target tokens of cross-entropy(out(h_t), y_t)
-LossOutput Transformer::forward_loss(const Batch& batch, double teacher_forcing,
-                                     double label_smoothing) const {
+namespace {
+
+void check_teacher_forcing(double teacher_forcing) {
     if (teacher_forcing != 1.0)
         throw Error(
             fmt::format("model.kind \"transformer\" trains with teacher forcing only "
                         "(every position at once): train.teacher_forcing must be 1, got {}",
                         teacher_forcing));
-    const TransformerForward f = forward(batch);
-    const int64_t E = config_.d_model;
-    std::vector<int32_t> rows, targets;  // only the real target tokens reach the projection
-    for (size_t i = 0; i < batch.tgt_out.size(); ++i)
-        if (batch.tgt_out[i] != Vocab::PAD)
-            rows.push_back(int32_t(i)), targets.push_back(batch.tgt_out[i]);
-    Tensor h = gather_rows(reshape(f.decoded, {-1, E}), rows);  // [N,E]
+}
+
+}  // namespace
+
+// loss = mean over the real target tokens of cross-entropy(out(h_t), y_t), with h the decoder's
+// output rows [N,E] of the N real target tokens, in the batch's order
+LossOutput Transformer::loss_of_rows(const Tensor& h, const Batch& batch,
+                                     double label_smoothing) const {
+    std::vector<int32_t> targets;
+    for (int32_t y : batch.tgt_out)
+        if (y != Vocab::PAD) targets.push_back(y);
     LossOutput result;
     result.num_tokens = int64_t(targets.size());
     const Tensor weight = out ? out->weight : target_embedding->weight;
@@ -123,6 +141,33 @@ LossOutput Transformer::forward_loss(const Batch& batch, double teacher_forcing,
     result.loss = linear_cross_entropy(h, weight, bias, targets, Vocab::PAD, Reduction::mean,
                                        real(label_smoothing), &result.num_correct);
     return result;
+}
+
+// The batch packed: sources [1,ΣS_i,E] and targets [1,ΣT_i,E] with no padding, each sentence
+// attending to its own positions only (autograd/fused_dot_product_attention.h). The decoder's
+// output rows are then exactly the real target tokens.
+LossOutput Transformer::forward_loss(const Batch& batch, double teacher_forcing,
+                                     double label_smoothing) const {
+    check_teacher_forcing(teacher_forcing);
+    const Packing source = Packing::of_lengths(batch.src_lengths);
+    const Packing target = Packing::of_lengths(batch.tgt_lengths);
+    const Tensor memory = transformer.encoder.forward(
+        embed_packed(*source_embedding, source_positions, batch.src_ids, batch.src_len, source),
+        KeyMask::packed(source, source));
+    const Tensor decoded = transformer.decoder.forward(
+        embed_packed(*target_embedding, target_positions, batch.tgt_in, batch.tgt_len, target),
+        memory, KeyMask::packed(target, target), KeyMask::packed(target, source));
+    return loss_of_rows(reshape(decoded, {target.total(), config_.d_model}), batch,
+                        label_smoothing);
+}
+
+LossOutput Transformer::forward_loss_padded(const Batch& batch, double label_smoothing) const {
+    const TransformerForward f = forward(batch);
+    std::vector<int32_t> rows;  // only the real target tokens reach the projection
+    for (size_t i = 0; i < batch.tgt_out.size(); ++i)
+        if (batch.tgt_out[i] != Vocab::PAD) rows.push_back(int32_t(i));
+    return loss_of_rows(gather_rows(reshape(f.decoded, {-1, config_.d_model}), rows), batch,
+                        label_smoothing);
 }
 
 DecoderState Transformer::start_decoding(const Batch& batch) const {

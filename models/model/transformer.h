@@ -7,6 +7,11 @@
 //   logits = out(h) over the real target tokens only                             [N,V_t]
 //   loss = mean cross-entropy (label smoothing as train.label_smoothing)
 //
+// Training packs the batch (forward_loss): the sentences' real tokens end to end, sources
+// [1,ΣS_i,E] and targets [1,ΣT_i,E], with each sentence's positions counted from 0 and its
+// attention kept inside the sentence (KeyMask::packed). The maths is the padded pass's at every
+// real position; no work is spent on padding. forward() and decoding run the padded batch.
+//
 // transformer.* is nn.Transformer(batch_first=True)'s state dict exactly (layers/transformer.h):
 // transformer.encoder.layers.0.self_attn.in_proj_weight, ..., transformer.decoder.norm.bias.
 // P is sinusoidal (no parameters) or learned (source_positions.embedding.weight [P,E] and
@@ -51,8 +56,12 @@ class Transformer : public TranslationModel {
     const ModelConfig& config() const override { return config_; }
     int64_t vocab_size() const override { return target_vocab_; }
 
+    // The loss on the packed batch.
     LossOutput forward_loss(const Batch& batch, double teacher_forcing = 1.0,
                             double label_smoothing = 0.0) const override;
+    // The same loss from the padded pass (forward()), padding included in every product: for
+    // tests and the performance ladder.
+    LossOutput forward_loss_padded(const Batch& batch, double label_smoothing = 0.0) const;
     // The encoder and the teacher-forced decoder (no loss).
     TransformerForward forward(const Batch& batch, bool weights = false) const;
     // logits [N,V] = out(h) for rows h [N,E]
@@ -75,6 +84,11 @@ class Transformer : public TranslationModel {
     // √E · embedding(ids) + P[offset ..), then dropout: ids [B,T] -> [B,T,E]
     Tensor embed(const Embedding& embedding, const PositionalEncoding& positions,
                  const std::vector<int32_t>& ids, int64_t B, int64_t T, int64_t offset) const;
+    // Packed: ids [B,L] padded -> the real tokens [1,N,E], positions within each sentence.
+    Tensor embed_packed(const Embedding& embedding, const PositionalEncoding& positions,
+                        const std::vector<int32_t>& ids, int64_t L, const Packing& packing) const;
+    // The mean cross-entropy of out(h) for h [N,E], the rows of the N real target tokens.
+    LossOutput loss_of_rows(const Tensor& h, const Batch& batch, double label_smoothing) const;
 
     ModelConfig config_;
     int64_t source_vocab_, target_vocab_;
