@@ -3,8 +3,8 @@
 // flags.
 #include <fmt/format.h>
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -116,7 +116,8 @@ std::vector<Block> blocks_of(const AttentionDims& a, const KeyMask& mask) {
     std::vector<Block> blocks;
     int64_t kept = 0;
     auto add = [&](int64_t q_row, int64_t k_row, int64_t T, int64_t S, const real* padding) {
-        blocks.push_back({q_row * a.d, k_row * a.d, k_row * a.dv, q_row * a.dv, kept, T, S, padding});
+        blocks.push_back(
+            {q_row * a.d, k_row * a.d, k_row * a.dv, q_row * a.dv, kept, T, S, padding});
         kept += T * S;
     };
     if (mask.is_packed()) {
@@ -183,7 +184,8 @@ DotProductAttention scaled_dot_product_attention(const Tensor& q, const Tensor& 
     const AttentionDims a = check_attention(q, k, v, mask, causal);
     const real scale = real(1 / std::sqrt(double(a.d)));
     std::vector<Block> blocks = blocks_of(a, mask);
-    Buffer weights(size_t(blocks.empty() ? 0 : blocks.back().weights + blocks.back().T * blocks.back().S));
+    Buffer weights(
+        size_t(blocks.empty() ? 0 : blocks.back().weights + blocks.back().T * blocks.back().S));
     Tensor out = make_result({a.B, a.H, a.T, a.dv});
     if (mask.is_packed()) std::memset(out.data(), 0, sizeof(real) * size_t(out.numel()));
     for (const Block& blk : blocks) {

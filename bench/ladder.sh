@@ -12,8 +12,9 @@
 # usage: bench/ladder.sh [--build DIR] [--reference DIR] [--rounds R] [--seconds S]
 #                        [--configs "a e" | --configs t]
 #   --configs t      the Transformer's ladder (its own rungs: the fused attention, the fused
-#                    layer norm and the fused loss over real tokens, bench/ladder_transformer.h,
-#                    then the kernels); t runs alone, not beside the Seq2Seq configs
+#                    layer norm, the fused loss over real tokens and packed sentences,
+#                    bench/ladder_transformer.h, then the kernels); t runs alone, not
+#                    beside the Seq2Seq configs
 #   --build DIR      a fast-kernel build with the bench programs (default <repo>/build)
 #   --reference DIR  a build configured with -DSEQGRAD_KERNELS=reference
 #                    (default <repo>/build-ref; build it with
@@ -73,11 +74,12 @@ if [[ " $configs " == *" t "* ]]; then
 0 reference build, every optimisation off | $reference | $(off buffer_pool) | --ladder-off $tfused threads=1
 1 + fused scaled dot-product attention | $reference | $(off buffer_pool) | --ladder-off fused_layer_norm,fused_loss threads=1
 2 + fused layer norm | $reference | $(off buffer_pool) | --ladder-off fused_loss threads=1
-3 + fused loss over the real target tokens only | $reference | $(off buffer_pool) | threads=1
-4 + fast build (SIMD row kernels, blocked Adam) | $build | $(off buffer_pool) | threads=1
-5 + buffer pool (everything on, 1 thread) | $build | | threads=1
-6 2 threads: BLAS threads (--parallel blas) | $build | | threads=2 --parallel blas
-7 + data-parallel shards (--parallel data) | $build | | threads=2 --parallel data
+3 + fused loss over the real target tokens only | $reference | $(off buffer_pool) | --ladder-off packed_sentences threads=1
+4 + packed sentences (no padding in any product) | $reference | $(off buffer_pool) | threads=1
+5 + fast build (SIMD row kernels, blocked Adam) | $build | $(off buffer_pool) | threads=1
+6 + buffer pool (everything on, 1 thread) | $build | | threads=1
+7 2 threads: BLAS threads (--parallel blas) | $build | | threads=2 --parallel blas
+8 + data-parallel shards (--parallel data) | $build | | threads=2 --parallel data
 ARMS
 fi
 if [[ $list -eq 1 ]]; then cat "$arms"; exit 0; fi

@@ -7,7 +7,10 @@
 //                     autograd/fused_layer_norm.h
 //   fused_loss        the loss as PyTorch's tutorial computes it: out() over every position
 //                     (padding included) [B*T, V], then cross_entropy_composed ignoring PAD,
-//                     instead of linear_cross_entropy over the real target tokens only
+//                     instead of linear_cross_entropy over the real target tokens only (this
+//                     runs the padded batch, so it turns packed_sentences off too)
+//   packed_sentences  the padded batch [B,T,E] through every layer (forward_loss_padded)
+//                     instead of the sentences packed end to end without padding
 // The layers take "fused or composed" as their public use_fused flag, which this sets; the model
 // is not changed. tests/unit/test_transformer_ops.cpp holds the fused ops equal to their twins.
 #pragma once
@@ -25,7 +28,8 @@
 namespace seqgrad::bench {
 
 struct TransformerLadderOptions {
-    bool fused_attention = true, fused_layer_norm = true, fused_loss = true;
+    bool fused_attention = true, fused_layer_norm = true, fused_loss = true,
+         packed_sentences = true;
 };
 
 inline TransformerLadderOptions parse_transformer_ladder_off(const std::string& list) {
@@ -38,11 +42,13 @@ inline TransformerLadderOptions parse_transformer_ladder_off(const std::string& 
         else if (name == "fused_layer_norm")
             o.fused_layer_norm = false;
         else if (name == "fused_loss")
-            o.fused_loss = false;
+            o.fused_loss = o.packed_sentences = false;
+        else if (name == "packed_sentences")
+            o.packed_sentences = false;
         else
             throw std::runtime_error(fmt::format(
                 "--ladder-off: unknown rung '{}' for the Transformer (known: fused_attention, "
-                "fused_layer_norm, fused_loss)",
+                "fused_layer_norm, fused_loss, packed_sentences)",
                 name));
     }
     return o;
@@ -64,10 +70,12 @@ inline void set_transformer_ladder(Transformer& model, const TransformerLadderOp
     t.decoder.norm.use_fused = o.fused_layer_norm;
 }
 
-// The training loss with fused_loss on (model.forward_loss) or off (every position projected).
+// The training loss: packed (model.forward_loss), padded with the fused loss over the real tokens
+// (forward_loss_padded), or padded with every position projected (fused_loss off).
 inline Tensor transformer_ladder_loss(const Transformer& model, const Batch& batch,
                                       const TransformerLadderOptions& o) {
-    if (o.fused_loss) return model.forward_loss(batch).loss;
+    if (o.packed_sentences) return model.forward_loss(batch).loss;
+    if (o.fused_loss) return model.forward_loss_padded(batch).loss;
     const TransformerForward f = model.forward(batch);
     const Tensor logits = model.project(reshape(f.decoded, {-1, int64_t(model.config().d_model)}));
     return cross_entropy_composed(logits, batch.tgt_out, Vocab::PAD, Reduction::mean);

@@ -11,7 +11,7 @@
 //                         ladder to undo (bench/ladder_model.h: fused_loss, real_tokens,
 //                         one_projection, cached_keys, sort_by_length; config t:
 //                         bench/ladder_transformer.h: fused_attention, fused_layer_norm,
-//                         fused_loss); one thread of our own
+//                         fused_loss, packed_sentences); one thread of our own
 #include <fmt/format.h>
 #include <chrono>
 

@@ -36,7 +36,7 @@ Tensor scaled_dot_product_attention_composed(const Tensor& q, const Tensor& k, c
         scores = masked_fill(scores, reshape(mask.padding, {B, 1, 1, S}), -inf);
     if (causal && !mask.is_packed())
         scores = masked_fill(scores, causal_mask(T, S), -inf);  // [T,S] broadcasts
-    Tensor a = softmax(scores);                                         // [B,h,T,S]
+    Tensor a = softmax(scores);                                 // [B,h,T,S]
     if (weights) *weights = a;
     Tensor out = matmul(reshape(a, {B * H, T, S}), v3);  // [B*h, T, dv]
     return reshape(out, {B, H, T, v.size(3)});

@@ -1,7 +1,7 @@
 // The `seqgrad gradcheck` entries of the Transformer: its ops (layer_norm, scaled dot-product
-// attention with padding, the causal mask and a fully masked row, gelu, sqrt, transpose of two
-// dims), its layers (MultiheadAttention, the encoder and decoder layers post- and pre-norm, the
-// learned positions) and tiny whole models, post-norm and pre-norm.
+// attention with padding, the causal mask, a fully masked row and packed sentences, gelu, sqrt,
+// transpose of two dims), its layers (MultiheadAttention, the encoder and decoder layers post- and
+// pre-norm, the learned positions) and tiny whole models, post-norm and pre-norm.
 #include <string>
 #include <vector>
 
@@ -73,6 +73,29 @@ void add_transformer_ops(Registry& r) {
             return scaled_dot_product_attention(x[0], x[1], x[2], everything_padded).output;
         },
         qkv);
+    // packed sentences of 1 and 2 queries over 3 and 1 keys (cross), and of 2 and 2 (causal self)
+    const Packing queries = Packing::of_lengths({1, 2}), keys = Packing::of_lengths({3, 1});
+    r.add(
+        "op", "scaled_dot_product_attention (packed sentences)",
+        [queries, keys](const Inputs& x) {
+            return scaled_dot_product_attention(x[0], x[1], x[2], KeyMask::packed(queries, keys))
+                .output;
+        },
+        [] {
+            return Inputs{random({1, 2, 3, 3}, 921), random({1, 2, 4, 3}, 922),
+                          random({1, 2, 4, 2}, 923)};
+        });
+    const Packing self = Packing::of_lengths({2, 2});
+    r.add(
+        "op", "scaled_dot_product_attention (packed sentences + causal)",
+        [self](const Inputs& x) {
+            return scaled_dot_product_attention(x[0], x[1], x[2], KeyMask::packed(self, self), true)
+                .output;
+        },
+        [] {
+            return Inputs{random({1, 2, 4, 3}, 924), random({1, 2, 4, 3}, 925),
+                          random({1, 2, 4, 2}, 926)};
+        });
 }
 
 void add_transformer_layers(Registry& r) {

@@ -90,8 +90,8 @@ Tensor Transformer::embed_packed(const Embedding& embedding, const PositionalEnc
     tokens.reserve(size_t(packing.total()));
     for (int64_t b = 0; b < packing.sentences(); ++b)
         for (int64_t t = 0; t < packing.length(b); ++t) tokens.push_back(ids[size_t(b * L + t)]);
-    Tensor x = embedding.forward(tokens, {1, packing.total()}) *
-               real(std::sqrt(double(config_.d_model)));
+    Tensor x =
+        embedding.forward(tokens, {1, packing.total()}) * real(std::sqrt(double(config_.d_model)));
     return dropout.forward(positions.forward(x, packing.positions()));
 }
 

@@ -107,7 +107,7 @@ LossAndGradients run_transformer(const std::string& off) {
 
 TEST_CASE("switches: each of the Transformer's rungs off gives the loss and gradients of all on") {
     const LossAndGradients all_on = run_transformer("");
-    for (const char* off : {"fused_attention", "fused_layer_norm", "fused_loss",
+    for (const char* off : {"fused_attention", "fused_layer_norm", "fused_loss", "packed_sentences",
                             "fused_attention,fused_layer_norm,fused_loss"}) {
         INFO("off: " << off);
         const LossAndGradients r = run_transformer(off);
@@ -120,6 +120,8 @@ TEST_CASE("switches: each of the Transformer's rungs off gives the loss and grad
                     worst, std::fabs(double(r.gradients[i][j]) - double(all_on.gradients[i][j])));
         CHECK(worst < 1e-10);
     }
+    CHECK(!bench::parse_transformer_ladder_off("fused_loss").packed_sentences);
+    CHECK(bench::parse_transformer_ladder_off("packed_sentences").fused_loss);
     CHECK_THROWS_WITH_AS(bench::parse_transformer_ladder_off("fused_gru"),
                          doctest::Contains("unknown rung 'fused_gru' for the Transformer"),
                          std::runtime_error);
