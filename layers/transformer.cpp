@@ -43,6 +43,7 @@ TransformerEncoderLayer::TransformerEncoderLayer(const TransformerLayerOptions& 
       dropout1(o.dropout, rng),
       dropout2(o.dropout, rng),
       norm_first(o.norm_first) {
+    self_attn.use_fused = o.fused_attention;
     register_module("self_attn", self_attn);
     register_module("linear1", ff.linear1);
     register_module("linear2", ff.linear2);
@@ -82,6 +83,7 @@ TransformerDecoderLayer::TransformerDecoderLayer(const TransformerLayerOptions& 
       dropout2(o.dropout, rng),
       dropout3(o.dropout, rng),
       norm_first(o.norm_first) {
+    self_attn.use_fused = multihead_attn.use_fused = o.fused_attention;
     register_module("self_attn", self_attn);
     register_module("multihead_attn", multihead_attn);
     register_module("linear1", ff.linear1);

@@ -43,6 +43,7 @@ struct TransformerLayerOptions {
     bool norm_first = false;          // pre-norm
     std::string activation = "relu";  // or "gelu"
     real eps = 1e-5;                  // of every LayerNorm
+    bool fused_attention = true;      // every MultiheadAttention's use_fused
 };
 
 // The position-wise feed-forward block's parts, shared by both layers.

@@ -5,7 +5,8 @@
 //     fused_gru       the GRU layers run the composed cell (gru_cell_composed) per step
 //     fused_lstm      the LSTM layers run the composed cell (lstm_cell_composed) per step
 //     fused_rnn       the RNN layers run the composed cell (rnn_cell_composed) per step
-//     fused_attention attention runs the composed scores and context (batched matmuls)
+//     fused_attention attention runs the composed scores and context (batched matmuls), the
+//                     RNN models' and the Transformer's scaled dot-product attention alike
 //                     (these four are layer options: the code that builds a model reads them
 //                     once and passes them to the layers' constructors; no layer reads them)
 //     shared_steps    a recurrence's weight gradient is one product per step (fast kernels)

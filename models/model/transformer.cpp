@@ -19,6 +19,7 @@ TransformerLayerOptions layer_options(const ModelConfig& c) {
     o.dropout = real(c.dropout);
     o.norm_first = c.norm_first;
     o.activation = c.activation;
+    o.fused_attention = c.fused_attention;
     return o;
 }
 

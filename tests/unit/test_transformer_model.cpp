@@ -170,3 +170,21 @@ TEST_CASE("model.kind \"transformer\": keys, defaults and errors that name the k
                          doctest::Contains("train.teacher_forcing must be 1"), Error);
     CHECK(make_model(tiny_config(false, "learned"), 9, 9, rng)->vocab_size() == 9);
 }
+
+TEST_CASE("model.fused_attention (SEQGRAD_DISABLE=fused_attention) reaches every attention") {
+    const Batch batch = mixed_length_batch(8);
+    Rng rng_fused(9), rng_composed(9);
+    ModelConfig config = tiny_config(false, "sinusoidal");
+    Transformer fused(config, 13, 13, rng_fused);
+    config.fused_attention = false;
+    Transformer composed(config, 13, 13, rng_composed);
+    for (const auto& layer : composed.transformer.encoder.layers)
+        CHECK(!layer->self_attn.use_fused);
+    for (const auto& layer : composed.transformer.decoder.layers) {
+        CHECK(!layer->self_attn.use_fused);
+        CHECK(!layer->multihead_attn.use_fused);
+    }
+    CHECK(fused.transformer.decoder.layers[0]->multihead_attn.use_fused);
+    CHECK(std::fabs(fused.forward_loss(batch).loss.item() -
+                    composed.forward_loss(batch).loss.item()) < 1e-12);
+}
