@@ -11,16 +11,24 @@ namespace seqgrad {
 
 // P[p, 2i] = sin(p ω_i),  P[p, 2i+1] = cos(p ω_i),  ω_i = 10000^(−2i/E)
 Tensor sinusoidal_positions(const std::vector<int32_t>& positions, int64_t E) {
-    std::vector<double> omega(static_cast<size_t>(E));
-    for (int64_t j = 0; j < E; ++j)
-        omega[size_t(j)] = std::pow(10000.0, -double(j - j % 2) / double(E));
-    Tensor table = Tensor::empty({int64_t(positions.size()), E});
-    real* row = table.data();
-    for (int32_t p : positions)
-        for (int64_t j = 0; j < E; ++j, ++row) {
-            const double angle = double(p) * omega[size_t(j)];
-            *row = real(j % 2 == 0 ? std::sin(angle) : std::cos(angle));
+    int32_t count =
+        0;  // rows 0 .. count - 1 of the table are needed (packed sentences repeat them)
+    for (int32_t p : positions) {
+        if (p < 0) throw Error(fmt::format("sinusoidal_positions: a negative position {}", p));
+        count = std::max(count, p + 1);
+    }
+    std::vector<real> rows(size_t(count) * size_t(E));
+    for (int64_t j = 0; j < E; ++j) {
+        const double omega = std::pow(10000.0, -double(j - j % 2) / double(E));
+        for (int32_t p = 0; p < count; ++p) {
+            const double angle = double(p) * omega;
+            rows[size_t(p) * size_t(E) + size_t(j)] =
+                real(j % 2 == 0 ? std::sin(angle) : std::cos(angle));
         }
+    }
+    Tensor table = Tensor::empty({int64_t(positions.size()), E});
+    for (size_t n = 0; n < positions.size(); ++n)
+        std::copy_n(rows.data() + size_t(positions[n]) * size_t(E), E, table.data() + n * E);
     return table;
 }
 
