@@ -471,9 +471,10 @@ if summ or ours_rows:
           "B, the all-steps encoder products at B x padded source length, the output projection "
           "at the real target tokens of a batch. Attention scores/context (no GEMM, "
           f"{fmt(s.get('non_gemm_gflop_per_step'), 3)} GFLOP/step) count in our useful GFLOP/s "
-          "but not in the mix." + (" The Transformer's products (each once per layer) run over "
-          "all B x padded-length positions, the output projection over the real target tokens; "
-          "its per-head q·k and a·v products count as the non-GEMM part." if rc == "t" else "")
+          "but not in the mix." + (" The Transformer's products (each once per layer) are timed "
+          "at the real tokens, source or target, as seqgrad trains on packed sentences (PyTorch's "
+          "run over every padded position); its per-head q·k and a·v products count as the "
+          "non-GEMM part." if rc == "t" else "")
           + "\n")
 
 # --------------------------------------------------------------------------- cost growth

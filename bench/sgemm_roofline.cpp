@@ -21,12 +21,13 @@
 // (S_pad = mean padded source length of the pool, N_tok = mean real target tokens per batch;
 // a bidirectional encoder (g) has each encoder product twice, K = 2 He the encoder's output
 // size, which the keys and the decoder's input read; g's deep output reads [h; c; emb].)
-// The Transformer (t), each product once per layer of its stack (T_pad = padded target length):
-//   encoder q, k, v (in_proj), all positions [B*S_pad, E] x [E, 3E]; out_proj [E, E];
-//   feed-forward [B*S_pad, E] x [E, F] and [B*S_pad, F] x [F, E]
-//   decoder self q, k, v [B*T_pad, E] x [E, 3E]; out_proj; cross q [B*T_pad, E] x [E, E];
-//   cross k, v of the memory [B*S_pad, E] x [E, 2E]; out_proj; the feed-forward pair
-//   output projection, real tokens only [N_tok, E] x [E, V]
+// The Transformer (t), each product once per layer of its stack, on the real tokens only (it
+// trains on packed sentences; S_tok = mean real source tokens per batch):
+//   encoder q, k, v (in_proj) [S_tok, E] x [E, 3E]; out_proj [E, E];
+//   feed-forward [S_tok, E] x [E, F] and [S_tok, F] x [F, E]
+//   decoder self q, k, v [N_tok, E] x [E, 3E]; out_proj; cross q [N_tok, E] x [E, E];
+//   cross k, v of the memory [S_tok, E] x [E, 2E]; out_proj; the feed-forward pair
+//   output projection [N_tok, E] x [E, V]
 // (attention's q·k and a·v products per head are counted as non-GEMM work)
 // Each product is weighted by the USEFUL (non-pad) FLOPs it carries per step, counted exactly
 // as bench::training_flops counts them, and the summary gives
@@ -110,17 +111,15 @@ int fixed_list(int threads, double seconds) {
 int config_mix(const std::string& name, int threads, double seconds) {
     const bench::BenchConfig c = bench::bench_config(name);
     const std::vector<Batch> pool = bench::batch_pool(c, 1, 16, 0, 0, 0);  // as train_throughput
-    double src_pad = 0, tgt_pad = 0, src_tokens = 0, tgt_tokens = 0, all_flops = 0;
+    double src_pad = 0, src_tokens = 0, tgt_tokens = 0, all_flops = 0;
     for (const Batch& b : pool) {
         src_pad += b.src_len;
-        tgt_pad += b.tgt_len;
         for (int i = 0; i < b.batch_size; ++i) src_tokens += b.src_lengths[i];
         tgt_tokens += double(b.num_target_tokens);
         all_flops += bench::training_flops(c, b);
     }
     const double n = double(pool.size());
     src_pad /= n;
-    tgt_pad /= n;
     src_tokens /= n;
     tgt_tokens /= n;
     all_flops /= n;
@@ -139,17 +138,17 @@ int config_mix(const std::string& name, int threads, double seconds) {
     std::vector<Product> products;
     if (c.kind == "transformer") {
         const int F = c.H, L = c.layers;
-        const int rows_dec = int(std::lround(B * tgt_pad));
+        const int rows_enc = int(std::lround(src_tokens)), rows_dec = rows_tgt;
         const double s = L * src_tokens, t = L * tgt_tokens;
         products = {
-            {"encoder q, k, v", rows_src, 3 * E, E, s},
-            {"encoder out_proj", rows_src, E, E, s},
-            {"encoder feed-forward 1", rows_src, F, E, s},
-            {"encoder feed-forward 2", rows_src, E, F, s},
+            {"encoder q, k, v", rows_enc, 3 * E, E, s},
+            {"encoder out_proj", rows_enc, E, E, s},
+            {"encoder feed-forward 1", rows_enc, F, E, s},
+            {"encoder feed-forward 2", rows_enc, E, F, s},
             {"decoder self q, k, v", rows_dec, 3 * E, E, t},
             {"decoder self out_proj", rows_dec, E, E, t},
             {"decoder cross q", rows_dec, E, E, t},
-            {"decoder cross k, v (memory)", rows_src, 2 * E, E, s},
+            {"decoder cross k, v (memory)", rows_enc, 2 * E, E, s},
             {"decoder cross out_proj", rows_dec, E, E, t},
             {"decoder feed-forward 1", rows_dec, F, E, t},
             {"decoder feed-forward 2", rows_dec, E, F, t},
