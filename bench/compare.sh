@@ -257,7 +257,8 @@ print(lib.openblas_get_config().decode(), "| core", lib.openblas_get_corename().
 ' "$openblas_lib" 2>/dev/null || echo n/a)"
 blas_alt="$(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3 2>/dev/null || echo n/a)"
 git_rev="$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo n/a)"
-git_dirty="$(git -C "$root" status --porcelain --untracked-files=no 2>/dev/null | head -c1)"
+# (outside a git checkout, or when head closes the pipe early, the pipeline fails: not an error)
+git_dirty="$(git -C "$root" status --porcelain --untracked-files=no 2>/dev/null | head -c1 || true)"
 [[ -z "$git_dirty" ]] || git_rev+=" + uncommitted changes"
 
 nproc_out="$(nproc)"

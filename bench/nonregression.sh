@@ -31,7 +31,7 @@ arms="$(mktemp)"
 trap 'rm -f "$arms"' EXIT
 {
   echo "base ($(git -C "$base/.." rev-parse --short HEAD 2>/dev/null || echo "$base")) | $base | |"
-  echo "this build, fast kernels ($(git -C "$here/.." rev-parse --short HEAD)) | $build | |"
+  echo "this build, fast kernels ($(git -C "$here/.." rev-parse --short HEAD 2>/dev/null || echo n/a)) | $build | |"
   [[ -z "$reference" ]] || echo "this build, reference kernels | $reference | |"
 } > "$arms"
 python3 "$here/alternate.py" --arms "$arms" --configs "$configs" --threads "$threads" \
