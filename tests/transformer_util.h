@@ -9,6 +9,7 @@
 
 #include "recurrent_util.h"
 #include "seqgrad/layers/transformer.h"
+#include "seqgrad/models/run/config.h"
 
 namespace seqgrad::testing {
 
@@ -56,6 +57,21 @@ inline Tensor padding_of(const std::vector<int32_t>& lengths, int64_t max_len) {
     for (size_t b = 0; b < lengths.size(); ++b)
         for (int64_t j = lengths[b]; j < max_len; ++j) mask.data()[int64_t(b) * max_len + j] = 1;
     return mask;
+}
+
+// A Transformer model small enough for gradcheck and exact comparisons: d_model 4, 2 heads,
+// feed-forward 6, 2 + 2 layers, up to 16 positions, no dropout.
+inline ModelConfig tiny_transformer_config(bool norm_first, const std::string& positional) {
+    ModelConfig c;
+    c.kind = "transformer";
+    c.d_model = 4;
+    c.heads = 2;
+    c.ff_size = 6;
+    c.encoder_layers = c.decoder_layers = 2;
+    c.norm_first = norm_first;
+    c.positional = positional;
+    c.max_positions = 16;
+    return c;
 }
 
 // nn.Transformer's encoder and decoder, both `layers` deep

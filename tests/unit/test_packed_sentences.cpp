@@ -39,20 +39,6 @@ double max_diff_at_real_rows(const Tensor& packed, const Tensor& padded,
     return max_abs_diff(packed, pack_rows(padded, lengths));
 }
 
-ModelConfig tiny_config(bool norm_first, const std::string& positional) {
-    ModelConfig c;
-    c.kind = "transformer";
-    c.d_model = 4;
-    c.heads = 2;
-    c.ff_size = 6;
-    c.encoder_layers = c.decoder_layers = 2;
-    c.norm_first = norm_first;
-    c.positional = positional;
-    c.max_positions = 16;
-    c.dropout = 0;
-    return c;
-}
-
 }  // namespace
 
 TEST_CASE("Packing: offsets, positions inside each sentence, and the block-diagonal mask") {
@@ -218,7 +204,8 @@ TEST_CASE("the model's packed loss and every gradient == the padded pass's") {
     const Batch batch = mixed_length_batch(6);
     for (bool norm_first : {false, true}) {
         CAPTURE(norm_first);
-        ModelConfig config = tiny_config(norm_first, norm_first ? "learned" : "sinusoidal");
+        ModelConfig config =
+            tiny_transformer_config(norm_first, norm_first ? "learned" : "sinusoidal");
         config.share_embeddings = norm_first;
         Rng rng(7);
         Transformer model(config, 13, 13, rng);

@@ -13,19 +13,6 @@ using namespace seqgrad::testing;
 
 namespace {
 
-ModelConfig tiny_config(bool norm_first, const std::string& positional) {
-    ModelConfig c;
-    c.kind = "transformer";
-    c.d_model = 4;
-    c.heads = 2;
-    c.ff_size = 6;
-    c.encoder_layers = c.decoder_layers = 2;
-    c.norm_first = norm_first;
-    c.positional = positional;
-    c.max_positions = 16;
-    return c;
-}
-
 Batch reference_batch(const nlohmann::json& c) {
     Batch b;
     b.batch_size = int(c.at("src_lengths").size());
@@ -44,7 +31,7 @@ Batch reference_batch(const nlohmann::json& c) {
 
 TEST_CASE("the Transformer model == the same model in PyTorch (logits, loss, gradients)") {
     const nlohmann::json c = read_transformer_reference().at("model");
-    ModelConfig config = tiny_config(false, "learned");
+    ModelConfig config = tiny_transformer_config(false, "learned");
     config.max_positions = c.at("max_positions");
     Rng rng(1);
     Transformer model(config, c.at("source_vocab"), c.at("target_vocab"), rng);
@@ -65,7 +52,8 @@ TEST_CASE(
     const Batch batch = mixed_length_batch(3);
     for (bool norm_first : {false, true}) {
         CAPTURE(norm_first);
-        ModelConfig config = tiny_config(norm_first, norm_first ? "learned" : "sinusoidal");
+        ModelConfig config =
+            tiny_transformer_config(norm_first, norm_first ? "learned" : "sinusoidal");
         config.share_embeddings = norm_first;
         config.encoder_layers = 1;
         Rng rng(2);
@@ -85,7 +73,7 @@ TEST_CASE(
     for (bool norm_first : {false, true}) {
         CAPTURE(norm_first);
         Rng rng(5);
-        Transformer model(tiny_config(norm_first, "learned"), 13, 13, rng);
+        Transformer model(tiny_transformer_config(norm_first, "learned"), 13, 13, rng);
         model.eval();
         NoGradGuard no_grad;
         TransformerForward f = model.forward(batch, true);
@@ -165,16 +153,16 @@ TEST_CASE("model.kind \"transformer\": keys, defaults and errors that name the k
     CHECK_THROWS_WITH_AS(model_of({{"kind", "transformer"}, {"positional", "rotary"}}),
                          doctest::Contains("model.positional"), Error);
     Rng rng(1);
-    Transformer model(tiny_config(false, "sinusoidal"), 9, 9, rng);
+    Transformer model(tiny_transformer_config(false, "sinusoidal"), 9, 9, rng);
     CHECK_THROWS_WITH_AS(model.forward_loss(mixed_length_batch(1), 0.5),
                          doctest::Contains("train.teacher_forcing must be 1"), Error);
-    CHECK(make_model(tiny_config(false, "learned"), 9, 9, rng)->vocab_size() == 9);
+    CHECK(make_model(tiny_transformer_config(false, "learned"), 9, 9, rng)->vocab_size() == 9);
 }
 
 TEST_CASE("model.fused_attention (SEQGRAD_DISABLE=fused_attention) reaches every attention") {
     const Batch batch = mixed_length_batch(8);
     Rng rng_fused(9), rng_composed(9);
-    ModelConfig config = tiny_config(false, "sinusoidal");
+    ModelConfig config = tiny_transformer_config(false, "sinusoidal");
     Transformer fused(config, 13, 13, rng_fused);
     config.fused_attention = false;
     Transformer composed(config, 13, 13, rng_composed);
