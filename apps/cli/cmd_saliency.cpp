@@ -27,7 +27,9 @@ const char* kHelp =
 
 Translates the sentence with the model trained in RUN_DIR, then, for every output token y_t
 of the best hypothesis (<eos> included), differentiates f_t = log p(y_t | y_<t, x) with respect
-to the embedding e_s of every source position s (the tokens the model reads, <eos> included):
+to the embedding e_s of every source position s (the tokens the model reads, <eos> included;
+a Transformer's encoder reads sqrt(d_model) e_s + P[s], and its attention here is the top
+decoder layer's cross-attention averaged over the heads):
   grad_norm             |df_t/de_s|, the length of the gradient (>= 0)
   grad_input            sum_d e_sd df_t/de_sd, the first-order change of f_t if e_s were zero
   integrated_gradients  sum_d e_sd times the mean of df_t/de_sd along the straight path from
@@ -160,17 +162,14 @@ int cmd_saliency(const Argv& argv) {
     const Hypothesis& best = t.nbest.at(0);
     if (best.tokens.empty()) throw Error("the model wrote no output token: nothing to explain");
 
-    const auto* rnn = dynamic_cast<const Seq2Seq*>(run.model.get());
-    if (!rnn)
-        throw Error(fmt::format("{}: a model.kind \"{}\" model; saliency measures RNN models only",
-                                run_dir, run.config.model.kind));
     const Saliency saliency =
-        compute_saliency(*rnn, run.task.encode_source(sentence), best.tokens, options);
+        compute_saliency(*run.model, run.task.encode_source(sentence), best.tokens, options);
 
     std::vector<std::string> source = t.source_tokens, output;
     for (int32_t id : best.tokens) output.push_back(run.task.target_vocab.token(id));
-    std::vector<std::vector<double>> attention;
-    if (run.config.model.attention != "none")
+    const bool transformer = run.config.model.kind == "transformer";
+    std::vector<std::vector<double>> attention;  // a Transformer's: its top decoder layer's
+    if (transformer || run.config.model.attention != "none")  // cross-attention, head mean
         for (const std::vector<float>& row : best.attention)
             attention.emplace_back(row.begin(), row.end());
     std::vector<SaliencyMethod> computed = {SaliencyMethod::grad_norm, SaliencyMethod::grad_input};
@@ -196,7 +195,10 @@ int cmd_saliency(const Argv& argv) {
     fmt::print("output: {}{}\n", t.text,
                best.finished ? "" : "   (stopped at the length limit: no <eos>)");
     fmt::print(
-        "model:  {} attention, {}, log-prob {:.4f}\n\n", run.config.model.attention,
+        "model:  {}, {}, log-prob {:.4f}\n\n",
+        transformer ? std::string("Transformer (attention: the top decoder layer's "
+                                  "cross-attention, mean of the heads)")
+                    : run.config.model.attention + " attention",
         decode.beam_size == 1 ? std::string("greedy") : fmt::format("beam {}", decode.beam_size),
         best.log_prob);
     fmt::print("{}", report(shown, method, source, output, values, attention));

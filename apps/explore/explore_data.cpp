@@ -333,11 +333,7 @@ json add_gradients(const LoadedRun& run, const ExploreInput& input,
                    json& sentences) {
     const GradientViewOptions& g = options.gradients;
     if (!g.enabled) return {{"enabled", false}};
-    if (run.config.model.kind != "rnn")  // saliency and gradient flow measure RNN models only
-        return {{"enabled", false},
-                {"reason",
-                 "Saliency and gradient flow are computed for RNN models only; this is a "
-                 "Transformer run."}};
+    const bool rnn = run.config.model.kind == "rnn";  // gradient flow and the tape: RNN only
     size_t integrated = 0, agreeing = 0;
     double argmax_share = 0, spearman = 0;
     std::vector<json> saliency = saliency_json(run, input.sources, beams, g);
@@ -351,6 +347,7 @@ json add_gradients(const LoadedRun& run, const ExploreInput& input,
             spearman += s["agreement"]["mean_spearman"].get<double>();
         }
         sentences[i]["saliency"] = std::move(s);
+        if (!rnn) continue;
         const bool with_reference = !input.references.empty();
         const std::vector<int32_t> target =
             with_reference ? run.task.encode({{input.sources[i], input.references[i], 0}})[0].target
@@ -361,13 +358,18 @@ json add_gradients(const LoadedRun& run, const ExploreInput& input,
             sentences[i]["tape"] =
                 tape_json(run, input.sources[i], target, with_reference ? "reference" : "beam");
     }
-    json meta = {
-        {"enabled", true},
-        {"sentences", std::min<size_t>(size_t(g.sentences), input.sources.size())},
-        {"integrated_sentences", integrated},
-        {"integrated_steps", g.integrated_steps},
-        {"tape_sentences", std::min<size_t>(size_t(g.tape_sentences), input.sources.size())},
-        {"tape_maths", tape_maths(sentences)}};
+    json meta = {{"enabled", true},
+                 {"sentences", std::min<size_t>(size_t(g.sentences), input.sources.size())},
+                 {"integrated_sentences", integrated},
+                 {"integrated_steps", g.integrated_steps},
+                 {"tape_sentences",
+                  rnn ? std::min<size_t>(size_t(g.tape_sentences), input.sources.size()) : 0},
+                 {"tape_maths", tape_maths(sentences)}};
+    if (!rnn)
+        meta["rnn_only"] =
+            "Gradient flow (through attention and through the recurrence) and the tape are "
+            "computed for RNN models only; this is a Transformer run. Saliency is computed for "
+            "it.";
     if (agreeing)
         meta["agreement"] = {{"method", "grad_norm"},
                              {"sentences", agreeing},

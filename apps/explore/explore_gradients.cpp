@@ -11,12 +11,12 @@
 namespace seqgrad {
 namespace {
 
-// The saliency and gradient-flow views measure RNN models (Seq2Seq) only.
+// The gradient-flow view measures RNN models (Seq2Seq) only; saliency any model.
 Seq2Seq& rnn_model(const LoadedRun& run) {
     auto* model = dynamic_cast<Seq2Seq*>(run.model.get());
     if (!model)
         throw Error(
-            fmt::format("the gradient views measure RNN models only (the run's "
+            fmt::format("the gradient-flow view measures RNN models only (the run's "
                         "model.kind is \"{}\")",
                         run.config.model.kind));
     return *model;
@@ -98,7 +98,7 @@ std::vector<json> saliency_json(const LoadedRun& run, const std::vector<std::str
         SaliencyOptions o;
         o.integrated_gradients = pending_integrated;
         o.steps = options.integrated_steps;
-        const std::vector<Saliency> s = compute_saliency(rnn_model(run), inputs, o);
+        const std::vector<Saliency> s = compute_saliency(*run.model, inputs, o);
         for (size_t k = 0; k < pending.size(); ++k)
             out[pending[k]] = one_saliency(s[k], translations[pending[k]].nbest[0]);
         pending.clear();

@@ -49,13 +49,13 @@ struct Row {
 // different lengths are padded (the encoder and attention mask the padding, as in decoding);
 // the rows are sorted by decreasing t, so the rows still needed at decoder step τ (those with
 // t >= τ) are a prefix, and the rows of step τ the end of that prefix.
-void gradients_of_rows(const Seq2Seq& model, const std::vector<SaliencyInput>& inputs,
+void gradients_of_rows(const TranslationModel& model, const std::vector<SaliencyInput>& inputs,
                        const std::vector<std::vector<double>>& embeddings,
                        const std::vector<double>& scales, std::vector<Row> rows,
                        std::vector<OutputGradients>& out) {
     std::stable_sort(rows.begin(), rows.end(),
                      [](const Row& a, const Row& b) { return a.step > b.step; });
-    const int64_t R = int64_t(rows.size()), E = model.config().embedding_size;
+    const int64_t R = int64_t(rows.size()), E = source_embedding_size(model);
     int64_t S = 0;
     for (const Row& r : rows) S = std::max(S, int64_t(inputs[r.sentence].source_ids.size()));
     std::vector<real> values(size_t(R * S * E), real(0));
@@ -68,7 +68,7 @@ void gradients_of_rows(const Seq2Seq& model, const std::vector<SaliencyInput>& i
         lengths.push_back(int32_t(inputs[row.sentence].source_ids.size()));
     }
     Tensor embedded = Tensor::from_vector({R, S, E}, values, /*requires_grad=*/true);
-    DecoderState state = model.initial_state(model.encode_embedded(embedded, lengths));
+    DecoderState state = model.start_decoding_embedded(embedded, lengths);
     const int64_t V = model.vocab_size(), T = rows.front().step + 1;
     Tensor objective;
     int64_t running = R;
@@ -131,6 +131,11 @@ size_t argmax(const std::vector<double>& row) {
 
 }  // namespace
 
+int64_t source_embedding_size(const TranslationModel& model) {
+    const ModelConfig& c = model.config();
+    return c.kind == "transformer" ? c.d_model : c.embedding_size;
+}
+
 const char* saliency_method_name(SaliencyMethod method) {
     switch (method) {
         case SaliencyMethod::grad_norm:
@@ -153,19 +158,18 @@ SaliencyMethod parse_saliency_method(const std::string& name) {
                     name));
 }
 
-std::vector<double> source_embeddings(const Seq2Seq& model,
+std::vector<double> source_embeddings(const TranslationModel& model,
                                       const std::vector<int32_t>& source_ids) {
     NoGradGuard no_grad;
-    const Tensor e =
-        model.encoder.embedding.forward(source_ids, {int64_t(source_ids.size())});  // [S,E]
+    const Tensor e = model.source_token_embeddings(source_ids);  // [S,E]
     return std::vector<double>(e.data(), e.data() + e.numel());
 }
 
-std::vector<OutputGradients> output_gradients(const Seq2Seq& model,
+std::vector<OutputGradients> output_gradients(const TranslationModel& model,
                                               const std::vector<SaliencyInput>& inputs,
                                               const std::vector<std::vector<double>>& embeddings,
                                               const std::vector<double>& scales) {
-    const int64_t E = model.config().embedding_size, V = model.vocab_size();
+    const int64_t E = source_embedding_size(model), V = model.vocab_size();
     if (embeddings.size() != inputs.size())
         throw Error(fmt::format("saliency: {} embedding lists for {} sentences", embeddings.size(),
                                 inputs.size()));
@@ -210,10 +214,11 @@ std::vector<OutputGradients> output_gradients(const Seq2Seq& model,
     return out;
 }
 
-OutputGradients output_gradients(const Seq2Seq& model, const std::vector<double>& embeddings,
-                                 int64_t positions, const std::vector<int32_t>& outputs,
+OutputGradients output_gradients(const TranslationModel& model,
+                                 const std::vector<double>& embeddings, int64_t positions,
+                                 const std::vector<int32_t>& outputs,
                                  const std::vector<double>& scales) {
-    const int64_t E = model.config().embedding_size;
+    const int64_t E = source_embedding_size(model);
     if (positions < 1 || int64_t(embeddings.size()) != positions * E)
         throw Error(
             fmt::format("saliency: {} embedding values for {} source positions of "
@@ -241,13 +246,13 @@ std::vector<std::vector<double>>& Saliency::values(SaliencyMethod method) {
     return const_cast<std::vector<std::vector<double>>&>(std::as_const(*this).values(method));
 }
 
-std::vector<Saliency> compute_saliency(const Seq2Seq& model,
+std::vector<Saliency> compute_saliency(const TranslationModel& model,
                                        const std::vector<SaliencyInput>& inputs,
                                        const SaliencyOptions& options) {
     if (options.integrated_gradients && options.steps < 1)
         throw Error(
             fmt::format("--steps {}: integrated gradients need at least 1 step", options.steps));
-    const int64_t E = model.config().embedding_size;
+    const int64_t E = source_embedding_size(model);
     std::vector<std::vector<double>> embeddings;
     for (const SaliencyInput& in : inputs)
         embeddings.push_back(source_embeddings(model, in.source_ids));
@@ -301,7 +306,7 @@ std::vector<Saliency> compute_saliency(const Seq2Seq& model,
     return result;
 }
 
-Saliency compute_saliency(const Seq2Seq& model, const std::vector<int32_t>& source_ids,
+Saliency compute_saliency(const TranslationModel& model, const std::vector<int32_t>& source_ids,
                           const std::vector<int32_t>& outputs, const SaliencyOptions& options) {
     return compute_saliency(model, {SaliencyInput{source_ids, outputs}}, options)[0];
 }

@@ -2,7 +2,9 @@
 // set beside attention (which shows where the decoder looked, not what changed its output).
 //
 // For a decoded hypothesis y_1..y_T (<eos> included) of a source of S positions (<eos>
-// included), let e_s ∈ R^E be the embedding the encoder reads at position s, and
+// included), let e_s ∈ R^E be the source token's embedding at position s (what an RNN encoder
+// reads; a Transformer's encoder reads √E · e_s + P[s], so its positions stay when e is scaled
+// to the baseline 0), and
 //   f_t(e) = log p(y_t | y_<t, x)   computed by the model from the embeddings e.
 // Then, per output step t and source position s:
 //   grad_norm             G_ts = ‖∂f_t/∂e_s‖₂             how sensitive y_t is to e_s (≥ 0)
@@ -21,11 +23,15 @@
 #include <string>
 #include <vector>
 
-#include "seqgrad/models/model/seq2seq.h"
+#include "seqgrad/models/model/translation_model.h"
 
 namespace seqgrad {
 
 enum class SaliencyMethod { grad_norm, grad_input, integrated_gradients };
+
+// E of e: the source embedding's size (model.embedding_size of an RNN model, model.d_model of a
+// Transformer, whose encoder reads √E · e + P).
+int64_t source_embedding_size(const TranslationModel& model);
 
 // "grad_norm", "grad_input", "integrated_gradients"; parse throws naming the method and the
 // three it accepts.
@@ -44,8 +50,9 @@ struct OutputGradients {
 };
 // `embeddings` holds e, [S,E] row-major; `outputs` y_1..y_T. Throws naming the sizes when
 // `embeddings` is not S·E values or `outputs` is empty.
-OutputGradients output_gradients(const Seq2Seq& model, const std::vector<double>& embeddings,
-                                 int64_t positions, const std::vector<int32_t>& outputs,
+OutputGradients output_gradients(const TranslationModel& model,
+                                 const std::vector<double>& embeddings, int64_t positions,
+                                 const std::vector<int32_t>& outputs,
                                  const std::vector<double>& scales);
 
 // One sentence: its source ids (<eos> included) and the hypothesis to explain.
@@ -54,13 +61,14 @@ struct SaliencyInput {
 };
 // The same for several sentences at once (their rows share batches, padded as in decoding):
 // one result per input; embeddings[i] is e of inputs[i], [S_i,E].
-std::vector<OutputGradients> output_gradients(const Seq2Seq& model,
+std::vector<OutputGradients> output_gradients(const TranslationModel& model,
                                               const std::vector<SaliencyInput>& inputs,
                                               const std::vector<std::vector<double>>& embeddings,
                                               const std::vector<double>& scales);
 
 // e: the encoder's embeddings of `source_ids` (<eos> included), [S,E] row-major.
-std::vector<double> source_embeddings(const Seq2Seq& model, const std::vector<int32_t>& source_ids);
+std::vector<double> source_embeddings(const TranslationModel& model,
+                                      const std::vector<int32_t>& source_ids);
 
 struct SaliencyOptions {
     bool integrated_gradients = false;  // also I (costs K times the rest)
@@ -77,10 +85,10 @@ struct Saliency {
     std::vector<std::vector<double>>& values(SaliencyMethod method);
 };
 // Throws on steps < 1, naming --steps.
-Saliency compute_saliency(const Seq2Seq& model, const std::vector<int32_t>& source_ids,
+Saliency compute_saliency(const TranslationModel& model, const std::vector<int32_t>& source_ids,
                           const std::vector<int32_t>& outputs, const SaliencyOptions& options);
 // Several sentences at once (what `seqgrad explore` does for its test set).
-std::vector<Saliency> compute_saliency(const Seq2Seq& model,
+std::vector<Saliency> compute_saliency(const TranslationModel& model,
                                        const std::vector<SaliencyInput>& inputs,
                                        const SaliencyOptions& options);
 

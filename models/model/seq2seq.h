@@ -141,6 +141,13 @@ class Seq2Seq : public TranslationModel {
     DecoderState start_decoding(const Batch& batch) const override {
         return initial_state(encode(batch));
     }
+    Tensor source_token_embeddings(const std::vector<int32_t>& source_ids) const override {
+        return encoder.embedding.forward(source_ids, {int64_t(source_ids.size())}).detach();
+    }
+    DecoderState start_decoding_embedded(const Tensor& embedded,
+                                         const std::vector<int32_t>& lengths) const override {
+        return initial_state(encode_embedded(embedded, lengths));
+    }
     int64_t vocab_size() const override { return target_vocab_; }
 
     EncodedSource encode(const Batch& batch) const;

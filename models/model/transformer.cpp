@@ -172,10 +172,27 @@ LossOutput Transformer::forward_loss_padded(const Batch& batch, double label_smo
 }
 
 DecoderState Transformer::start_decoding(const Batch& batch) const {
-    const int64_t B = batch.batch_size, S = batch.src_len;
-    const Tensor source_padding = padding_mask_of(batch.src_lengths, S);
-    const Tensor memory = transformer.encoder.forward(
-        embed(*source_embedding, source_positions, batch.src_ids, B, S, 0), source_padding);
+    return start_decoding_embedded(
+        source_embedding->forward(batch.src_ids, {batch.batch_size, batch.src_len}),
+        batch.src_lengths);
+}
+
+Tensor Transformer::source_token_embeddings(const std::vector<int32_t>& source_ids) const {
+    return source_embedding->forward(source_ids, {int64_t(source_ids.size())}).detach();
+}
+
+DecoderState Transformer::start_decoding_embedded(const Tensor& embedded,
+                                                  const std::vector<int32_t>& lengths) const {
+    if (embedded.rank() != 3 || embedded.size(2) != config_.d_model ||
+        embedded.size(0) != int64_t(lengths.size()))
+        throw Error(fmt::format(
+            "Transformer::start_decoding_embedded: embedded {} for {} lengths: expected [{},S,{}]",
+            embedded.shape().str(), lengths.size(), lengths.size(), config_.d_model));
+    const int64_t B = embedded.size(0), S = embedded.size(1);
+    const Tensor source_padding = padding_mask_of(lengths, S);
+    const Tensor x = dropout.forward(source_positions.forward(
+        embedded * real(std::sqrt(double(config_.d_model))), 0));  // [B,S,E]
+    const Tensor memory = transformer.encoder.forward(x, source_padding);
     DecoderState state;
     state.tensors = {source_padding, Tensor::zeros({B})};
     for (const DecoderLayerCache& cache : transformer.decoder.start(memory)) {

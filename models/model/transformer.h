@@ -68,6 +68,10 @@ class Transformer : public TranslationModel {
     Tensor project(const Tensor& h) const;
 
     DecoderState start_decoding(const Batch& batch) const override;
+    Tensor source_token_embeddings(const std::vector<int32_t>& source_ids) const override;
+    // The encoder reads √E · embedded + P, as from token ids.
+    DecoderState start_decoding_embedded(const Tensor& embedded,
+                                         const std::vector<int32_t>& lengths) const override;
     // attention: the top decoder layer's cross-attention weights of this step, averaged over
     // heads [N,S]; self_attention and cross_attention: every decoder layer's, per head
     StepResult step(const std::vector<int32_t>& previous_tokens,

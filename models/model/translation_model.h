@@ -5,10 +5,14 @@
 //   forward_loss    the teacher-forced training loss of a batch
 //   StepModel       one decoding step for N rows (greedy, beam search; models/decoding/)
 //   start_decoding  the decoder state before the first step, one row per source sentence
+//   source_token_embeddings, start_decoding_embedded
+//                   the source token embeddings the encoder reads, and decoding from given ones,
+//                   so that gradients can reach them (saliency, apps/studies/saliency.h)
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "seqgrad/data/batching.h"
 #include "seqgrad/layers/module.h"
@@ -32,6 +36,13 @@ class TranslationModel : public Module, public StepModel {
     // Encodes the batch's sources: the state greedy_decode / beam_search start from.
     virtual DecoderState start_decoding(const Batch& batch) const = 0;
     virtual const ModelConfig& config() const = 0;
+
+    // emb(ids): the source embedding's rows for one sentence, [S, E] (no gradient)
+    virtual Tensor source_token_embeddings(const std::vector<int32_t>& source_ids) const = 0;
+    // start_decoding from source token embeddings [B, S, E] in place of emb(ids), sentence b of
+    // length lengths[b] (padded after it): the state is a function of `embedded`, with gradient.
+    virtual DecoderState start_decoding_embedded(const Tensor& embedded,
+                                                 const std::vector<int32_t>& lengths) const = 0;
 };
 
 // The model model.kind asks for ("rnn": Seq2Seq, "transformer": Transformer).

@@ -363,7 +363,7 @@ std::vector<double> expected_weights(const nlohmann::json& layer, const nlohmann
 
 TEST_CASE(
     "a Transformer's explore file: every attention, layer and head drawn, the head mean is the "
-    "average of the heads, the beam tree and what-if work") {
+    "average of the heads, saliency, the beam tree and what-if work") {
     const std::string chromium = find_chromium();
     if (chromium.empty()) {
         MESSAGE(
@@ -445,6 +445,17 @@ TEST_CASE(
             worst = std::max(worst, std::fabs(shown[i] - expected[i]));
         CHECK(worst <= tolerance);
     }
+
+    // Saliency on a Transformer run: the RNN's view, beside the top layer's cross-attention
+    // (check_in_browser counts its cells); gradient flow and the tape say they are RNN-only.
+    const nlohmann::json sal = check_in_browser(chromium, request.out, 1, "saliency", work);
+    CHECK(sal["data"]["sentences"][1].contains("saliency"));
+    CHECK(!sal["data"]["sentences"][1].contains("gradflow"));
+    CHECK(!sal["data"]["sentences"][1].contains("tape"));
+    CHECK(sal["data"]["meta"]["gradients"].contains("rnn_only"));
+    CHECK(sal["selftest"]["saliency_cells"].get<int>() > 0);
+    check_in_browser(chromium, request.out, 1, "gradients", work);
+    check_in_browser(chromium, request.out, 1, "tape", work);
 
     // The beam tree and the what-if view on a Transformer run (check_in_browser compares the
     // tree's nodes with the trace).

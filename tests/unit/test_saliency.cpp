@@ -1,13 +1,16 @@
 // Saliency (apps/studies/saliency.h) in double on tiny models: the gradients equal finite
 // differences of log p(y_t) with respect to every embedding component, integrated gradients add
 // up to f_t(e) - f_t(0) with an error that shrinks as the steps grow, the agreement measures, the
-// CSV, and the errors on bad input.
+// CSV, and the errors on bad input. A Transformer's saliency passes the same checks.
 #include <doctest/doctest.h>
 
 #include <cmath>
 
 #include "apps/studies/saliency.h"
+#include "seqgrad/data/batching.h"
 #include "seqgrad/data/vocab.h"
+#include "seqgrad/models/model/seq2seq.h"
+#include "seqgrad/models/model/transformer.h"
 
 using namespace seqgrad;
 
@@ -34,7 +37,8 @@ void spread_embeddings(Seq2Seq& model) {
 const std::vector<int32_t> kSource = {4, 5, 6, 7, Vocab::EOS};  // S = 5
 const std::vector<int32_t> kOutputs = {5, 7, 4, Vocab::EOS};    // T = 4
 
-double log_prob_at(const Seq2Seq& model, const std::vector<double>& e, int64_t t, double scale) {
+double log_prob_at(const TranslationModel& model, const std::vector<double>& e, int64_t t,
+                   double scale) {
     return output_gradients(model, e, int64_t(kSource.size()), kOutputs, {scale}).log_prob(t, 0);
 }
 
@@ -111,6 +115,82 @@ TEST_CASE("saliency gradients equal finite differences of log p(y_t) for every e
                 CHECK(sal.grad_input[size_t(t)][size_t(s)] == doctest::Approx(dot));
             }
         }
+    }
+}
+
+TEST_CASE("a Transformer's saliency: finite differences, the decoding path, and completeness") {
+    for (bool norm_first : {false, true}) {
+        CAPTURE(norm_first);
+        ModelConfig c;
+        c.kind = "transformer";
+        c.d_model = 4;
+        c.heads = 2;
+        c.ff_size = 6;
+        c.encoder_layers = 1;
+        c.decoder_layers = 2;
+        c.norm_first = norm_first;
+        c.positional = norm_first ? "learned" : "sinusoidal";
+        c.max_positions = 8;
+        c.activation = "gelu";  // smooth, as the RNN cells' tanh: ReLU's kinks would make the
+                                // midpoint rule's error O(1/K) instead of O(1/K²)
+        Rng rng(7);
+        Transformer model(c, 10, 10, rng);
+        model.eval();
+        const std::vector<double> e = source_embeddings(model, kSource);
+        const int64_t S = int64_t(kSource.size()), E = 4;
+        REQUIRE(int64_t(e.size()) == S * E);
+        CHECK(source_embedding_size(model) == E);
+        const std::vector<double> scales = {1.0, 0.5};
+        const OutputGradients g = output_gradients(model, e, S, kOutputs, scales);
+        const double h = 1e-5;
+        double worst = 0, largest = 0;
+        for (int64_t t = 0; t < int64_t(kOutputs.size()); ++t)
+            for (size_t k = 0; k < scales.size(); ++k)
+                for (int64_t i = 0; i < S * E; ++i) {
+                    std::vector<double> plus = e, minus = e;
+                    plus[size_t(i)] += h;
+                    minus[size_t(i)] -= h;
+                    const double numeric = (log_prob_at(model, plus, t, scales[k]) -
+                                            log_prob_at(model, minus, t, scales[k])) /
+                                           (2 * h * scales[k]);
+                    const double analytic = g.gradient(t, int64_t(k))[i];
+                    worst = std::max(
+                        worst, std::fabs(numeric - analytic) / std::max(1.0, std::fabs(numeric)));
+                    largest = std::max(largest, std::fabs(analytic));
+                }
+        CHECK(worst < 1e-7);
+        CHECK(largest > 1e-4);
+        // f_t at scale 1 is what decoding from the token ids computes
+        std::vector<EncodedPair> pairs{{kSource, kOutputs}};
+        DecoderState state = model.start_decoding(make_batch(pairs, {0}));
+        int32_t previous = Vocab::SOS;
+        for (int64_t t = 0; t < int64_t(kOutputs.size()); ++t) {
+            const StepResult r = model.step({previous}, state);
+            previous = kOutputs[size_t(t)];
+            CHECK(g.log_prob(t, 0) == doctest::Approx(r.log_probs.data()[previous]).epsilon(1e-12));
+        }
+        // integrated gradients add up to f_t(e) - f_t(0) (the positions stay at the baseline),
+        // up to the midpoint rule's error, which falls as the steps grow
+        std::vector<double> errors;
+        for (int steps : {8, 64}) {
+            SaliencyOptions options;
+            options.integrated_gradients = true;
+            options.steps = steps;
+            const Saliency sal = compute_saliency(model, kSource, kOutputs, options);
+            double error = 0, change = 0;
+            for (size_t t = 0; t < kOutputs.size(); ++t) {
+                double total = 0;
+                for (double v : sal.integrated_gradients[t]) total += v;
+                const double delta = sal.log_probs[t] - sal.baseline_log_probs[t];
+                error = std::max(error, std::fabs(total - delta));
+                change = std::max(change, std::fabs(delta));
+            }
+            MESSAGE("steps " << steps << ": completeness error " << error << " of a change "
+                             << change);
+            if (steps == 64) CHECK(error < 0.01 * change);
+            errors.push_back(error);
+        }
+        CHECK(errors[1] < errors[0] / 8);  // O(1/K²) would be 64x
     }
 }
 

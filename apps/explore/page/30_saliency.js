@@ -51,18 +51,18 @@ function heatTable(id, rowLabels, colLabels, values, tip) {
 }
 const METHODS = { grad_norm: "gradient norm \u2016\u2202 log p(y_t) / \u2202e_s\u2016", grad_input: "gradient \u00d7 input \u2211_d e_sd \u2202 log p(y_t)/\u2202e_sd",
                   integrated_gradients: "integrated gradients (zero-embedding baseline)" };
-// Why a sentence has no saliency or gradient flow in the file.
-function notComputed() {
+// Why a sentence has no saliency (view "saliency") or gradient flow (view "gradflow") in the file.
+function notComputed(view) {
   const g = META.gradients;
   if (g && g.reason) return g.reason;
-  if (META.model === "transformer" && g?.enabled === false) return "Saliency and gradient flow are computed for RNN models only: this run is a Transformer.";
+  if (view === "gradflow" && g?.rnn_only) return g.rnn_only;
   if (!g || g.enabled === false) return "This file was written without the gradient views (seqgrad explore --no-gradients).";
   return `Saliency and gradient flow are in this file for the first ${g.sentences} sentences only (they cost about what decoding them costs): seqgrad explore --gradient-sentences N computes them for more.`;
 }
 function renderSaliency() {
   const box = clear(document.getElementById("saliency-body")), s = S[state.sentence];
   if (s.empty) { box.append(el("p", {}, "This input line is empty: there is nothing to translate.")); return; }
-  if (!s.saliency) { box.append(el("p", {}, notComputed())); return; }
+  if (!s.saliency) { box.append(el("p", {}, notComputed("saliency"))); return; }
   const h = s.nbest[0], sal = s.saliency;
   const methods = Object.keys(METHODS).filter(m => sal[m]);
   if (!methods.includes(state.method)) state.method = "grad_norm";

@@ -3,7 +3,7 @@ function renderGradients() {
   const box = clear(document.getElementById("gradients-body")), s = S[state.sentence];
   if (s.empty) { box.append(el("p", {}, "This input line is empty.")); return; }
   const g = s.gradflow;
-  if (!g) { box.append(el("p", {}, notComputed())); return; }
+  if (!g) { box.append(el("p", {}, notComputed("gradflow"))); return; }
   box.append(el("p", {}, el("b", {}, "source: "), el("span", { class: "text" }, s.source)),
     el("p", { class: "muted" }, `The teacher-forced loss L of this sentence against ${g.target === "reference" ? "its reference" : "the beam's best hypothesis (no reference)"} (L = ${fmt(g.loss, 4)}, mean cross-entropy per target token), backpropagated once, as seqgrad gradflow does for a batch. \u2016\u2202L/\u2202h_s\u2016 is the gradient reaching the encoder's state at source position s; the part through attention is the gradient of the encoder outputs the attention reads (the context vectors' path, length 1), the part through the recurrence is the rest (via h_{s+1}, and the decoder's initial state at the last position). The two parts are vectors that add up to the total; their norms need not.`));
   const pos = g.hidden.map((v, i) => i + 1);

@@ -42,7 +42,7 @@ function renderTape() {
   if (s.empty) { box.append(el("p", {}, "This input line is empty: there is nothing to translate.")); return; }
   const tape = s.tape, g = META.gradients || {};
   if (!tape) {
-    box.append(el("p", {}, g.enabled === false ? notComputed()
+    box.append(el("p", {}, g.enabled === false ? notComputed("tape") : g.rnn_only ? g.rnn_only
       : `The tape is in this file for the first ${g.tape_sentences ?? 0} sentences only (each holds every node of the sentence's graph): seqgrad explore --tape-sentences N records it for more.`));
     return;
   }
