@@ -333,7 +333,7 @@ json add_gradients(const LoadedRun& run, const ExploreInput& input,
                    json& sentences) {
     const GradientViewOptions& g = options.gradients;
     if (!g.enabled) return {{"enabled", false}};
-    const bool rnn = run.config.model.kind == "rnn";  // gradient flow and the tape: RNN only
+    const bool rnn = run.config.model.kind == "rnn";  // the tape: RNN models only
     size_t integrated = 0, agreeing = 0;
     double argmax_share = 0, spearman = 0;
     std::vector<json> saliency = saliency_json(run, input.sources, beams, g);
@@ -347,14 +347,13 @@ json add_gradients(const LoadedRun& run, const ExploreInput& input,
             spearman += s["agreement"]["mean_spearman"].get<double>();
         }
         sentences[i]["saliency"] = std::move(s);
-        if (!rnn) continue;
         const bool with_reference = !input.references.empty();
         const std::vector<int32_t> target =
             with_reference ? run.task.encode({{input.sources[i], input.references[i], 0}})[0].target
                            : beams[i].nbest[0].tokens;
         sentences[i]["gradflow"] =
             gradflow_json(run, input.sources[i], target, with_reference ? "reference" : "beam");
-        if (int(i) < g.tape_sentences)
+        if (rnn && int(i) < g.tape_sentences)
             sentences[i]["tape"] =
                 tape_json(run, input.sources[i], target, with_reference ? "reference" : "beam");
     }
@@ -367,9 +366,8 @@ json add_gradients(const LoadedRun& run, const ExploreInput& input,
                  {"tape_maths", tape_maths(sentences)}};
     if (!rnn)
         meta["rnn_only"] =
-            "Gradient flow (through attention and through the recurrence) and the tape are "
-            "computed for RNN models only; this is a Transformer run. Saliency is computed for "
-            "it.";
+            "The tape is recorded for RNN models only; this is a Transformer run. Its saliency "
+            "and gradient flow are in the file.";
     if (agreeing)
         meta["agreement"] = {{"method", "grad_norm"},
                              {"sentences", agreeing},

@@ -11,13 +11,13 @@
 namespace seqgrad {
 namespace {
 
-// The gradient-flow view measures RNN models (Seq2Seq) only; saliency any model.
+// Gradient flow is measured on an RNN model (Seq2Seq) or on a Transformer, each its own way.
 Seq2Seq& rnn_model(const LoadedRun& run) {
     auto* model = dynamic_cast<Seq2Seq*>(run.model.get());
     if (!model)
         throw Error(
-            fmt::format("the gradient-flow view measures RNN models only (the run's "
-                        "model.kind is \"{}\")",
+            fmt::format("gradient flow: a model.kind \"{}\" model; it measures RNN models "
+                        "and Transformers",
                         run.config.model.kind));
     return *model;
 }
@@ -118,12 +118,14 @@ std::vector<json> saliency_json(const LoadedRun& run, const std::vector<std::str
 
 json gradflow_json(const LoadedRun& run, const std::string& source,
                    const std::vector<int32_t>& target, const std::string& target_name) {
-    Seq2Seq& model = rnn_model(run);
     std::vector<EncodedPair> pairs{{run.task.encode_source(source), target}};
-    const FlowMeasurement m =
-        measure_gradient_flow(model, make_batch(pairs, {0}), /*diagnostics=*/false);
-    for (Tensor p : model.parameters()) p.zero_grad();
+    const Batch batch = make_batch(pairs, {0});
+    auto* transformer = dynamic_cast<Transformer*>(run.model.get());
+    const FlowMeasurement m = transformer ? measure_transformer_flow(*transformer, batch)
+                                          : measure_gradient_flow(rnn_model(run), batch, false);
+    for (Tensor p : run.model->parameters()) p.zero_grad();
     return {{"target", target_name},
+            {"kind", transformer ? "transformer" : "rnn"},
             {"loss", significant(m.loss)},
             {"hidden", vector_json(m.hidden)},
             {"direct", vector_json(m.direct)},

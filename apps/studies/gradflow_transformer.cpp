@@ -7,7 +7,8 @@
 //   memory = transformer.encoder(x, source padding)             [B,S,E]  (the analogue of h_t)
 //   h      = transformer.decoder(y, memory, causal, padding)    [B,T,E]
 //   loss   = mean cross-entropy of out(h) over the real target tokens
-// The loss is the model's own to the last bit (tests/unit/test_gradflow.cpp checks it).
+// This is the padded pass; its loss is the model's own (forward_loss, on packed sentences) to
+// rounding: tests/unit/test_gradflow.cpp checks it to 1e-12.
 #include <cmath>
 
 #include "apps/studies/gradflow.h"

@@ -17,10 +17,13 @@ GroupGradNorms group_grad_norms(const Module& model, double grad_scale) {
             sum += double(x) * double(x);
         }
         auto starts = [&](const char* prefix) { return name.rfind(prefix, 0) == 0; };
-        const int group = starts("encoder.")                                     ? 0
-                          : starts("decoder.attention.") || starts("attention.") ? 1
-                          : starts("decoder.out.") || starts("out.")             ? 3
-                                                                                 : 2;
+        const bool encoder = starts("encoder.") || starts("transformer.encoder.") ||
+                             starts("source_embedding.") || starts("source_positions.");
+        const bool attention =
+            starts("decoder.attention.") || starts("attention.") ||
+            (starts("transformer.decoder.layers.") && name.find(".multihead_attn.") != name.npos);
+        const bool output = starts("decoder.out.") || starts("out.") || name == "out_bias";
+        const int group = encoder ? 0 : attention ? 1 : output ? 3 : 2;
         sq[group] += sum;
     }
     GroupGradNorms n;

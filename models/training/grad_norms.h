@@ -6,13 +6,17 @@
 
 namespace seqgrad {
 
-// ‖g‖ of each group of parameters, by name: Seq2Seq's, and the long-range study models'
-// (apps/studies/longrange_model.h), whose attention.* and out.* count as attention and output.
+// ‖g‖ of each group of parameters, by name: Seq2Seq's, the long-range study models'
+// (apps/studies/longrange_model.h), whose attention.* and out.* count as attention and output,
+// and the Transformer's (models/model/transformer.h), whose cross-attention is its attention.
 struct GroupGradNorms {
-    double encoder = 0;    // encoder.*
-    double attention = 0;  // decoder.attention.*, attention.*
-    double decoder = 0;    // every other parameter (decoder embedding, cell, Luong combine)
-    double output = 0;     // decoder.out.*, out.*
+    double encoder = 0;    // encoder.*; transformer.encoder.*, source_embedding.*,
+                           // source_positions.*
+    double attention = 0;  // decoder.attention.*, attention.*; transformer.decoder.layers.*.
+                           // multihead_attn.*
+    double decoder = 0;    // every other parameter (decoder embedding, cell, Luong combine; the
+                           // Transformer's decoder self-attention, feed-forward, norms)
+    double output = 0;     // decoder.out.*, out.*, out_bias
     double total = 0;      // all parameters
 };
 

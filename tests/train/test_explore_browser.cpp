@@ -185,7 +185,8 @@ nlohmann::json open_in_browser(const std::string& chromium, const std::string& h
 }
 
 nlohmann::json tiny_config_json(const std::string& run_dir, const std::string& task,
-                                const std::string& attention, const std::string& coverage = "none") {
+                                const std::string& attention,
+                                const std::string& coverage = "none") {
     nlohmann::json j = {
         {"model",
          {{"embedding_size", 16},
@@ -446,16 +447,19 @@ TEST_CASE(
         CHECK(worst <= tolerance);
     }
 
-    // Saliency on a Transformer run: the RNN's view, beside the top layer's cross-attention
-    // (check_in_browser counts its cells); gradient flow and the tape say they are RNN-only.
+    // Saliency and gradient flow on a Transformer run: the RNN's views, beside the top layer's
+    // cross-attention (check_in_browser counts the cells and the rows); the tape says it is
+    // RNN-only.
     const nlohmann::json sal = check_in_browser(chromium, request.out, 1, "saliency", work);
     CHECK(sal["data"]["sentences"][1].contains("saliency"));
-    CHECK(!sal["data"]["sentences"][1].contains("gradflow"));
+    CHECK(sal["data"]["sentences"][1]["gradflow"]["kind"] == "transformer");
     CHECK(!sal["data"]["sentences"][1].contains("tape"));
     CHECK(sal["data"]["meta"]["gradients"].contains("rnn_only"));
     CHECK(sal["selftest"]["saliency_cells"].get<int>() > 0);
-    check_in_browser(chromium, request.out, 1, "gradients", work);
-    check_in_browser(chromium, request.out, 1, "tape", work);
+    const nlohmann::json flow = check_in_browser(chromium, request.out, 1, "gradients", work);
+    CHECK(std::string(flow["dom"]).find("there is no recurrence") != std::string::npos);
+    const nlohmann::json tape = check_in_browser(chromium, request.out, 1, "tape", work);
+    CHECK(std::string(tape["dom"]).find("recorded for RNN models only") != std::string::npos);
 
     // The beam tree and the what-if view on a Transformer run (check_in_browser compares the
     // tree's nodes with the trace).

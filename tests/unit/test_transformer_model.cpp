@@ -6,6 +6,7 @@
 #include "batch_util.h"
 #include "seqgrad/models/decoding/decoding.h"
 #include "seqgrad/models/model/transformer.h"
+#include "seqgrad/models/training/grad_norms.h"
 #include "transformer_util.h"
 
 using namespace seqgrad;
@@ -175,4 +176,26 @@ TEST_CASE("model.fused_attention (SEQGRAD_DISABLE=fused_attention) reaches every
     CHECK(fused.transformer.decoder.layers[0]->multihead_attn.use_fused);
     CHECK(std::fabs(fused.forward_loss(batch).loss.item() -
                     composed.forward_loss(batch).loss.item()) < 1e-12);
+}
+
+TEST_CASE("the gradient-norm groups of a Transformer: encoder, cross-attention, decoder, output") {
+    Rng rng(10);
+    Transformer model(tiny_transformer_config(false, "sinusoidal"), 13, 13, rng);
+    model.forward_loss(mixed_length_batch(11)).loss.backward();
+    double sq[4] = {0, 0, 0, 0};  // by the documented prefixes
+    for (const auto& [name, p] : model.named_parameters()) {
+        double sum = 0;
+        for (real g : p.grad().to_vector()) sum += double(g) * double(g);
+        const bool encoder =
+            name.rfind("transformer.encoder.", 0) == 0 || name.rfind("source_embedding.", 0) == 0;
+        const bool cross = name.find(".multihead_attn.") != std::string::npos;
+        const bool output = name.rfind("out.", 0) == 0;
+        sq[encoder ? 0 : cross ? 1 : output ? 3 : 2] += sum;
+    }
+    const GroupGradNorms n = group_grad_norms(model);
+    CHECK(n.encoder == doctest::Approx(std::sqrt(sq[0])).epsilon(1e-12));
+    CHECK(n.attention == doctest::Approx(std::sqrt(sq[1])).epsilon(1e-12));
+    CHECK(n.decoder == doctest::Approx(std::sqrt(sq[2])).epsilon(1e-12));
+    CHECK(n.output == doctest::Approx(std::sqrt(sq[3])).epsilon(1e-12));
+    for (double g : {n.encoder, n.attention, n.decoder, n.output}) CHECK(g > 0);
 }

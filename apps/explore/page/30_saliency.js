@@ -51,11 +51,10 @@ function heatTable(id, rowLabels, colLabels, values, tip) {
 }
 const METHODS = { grad_norm: "gradient norm \u2016\u2202 log p(y_t) / \u2202e_s\u2016", grad_input: "gradient \u00d7 input \u2211_d e_sd \u2202 log p(y_t)/\u2202e_sd",
                   integrated_gradients: "integrated gradients (zero-embedding baseline)" };
-// Why a sentence has no saliency (view "saliency") or gradient flow (view "gradflow") in the file.
+// Why a sentence has no saliency or gradient flow (or, view "tape", no tape) in the file.
 function notComputed(view) {
   const g = META.gradients;
   if (g && g.reason) return g.reason;
-  if (view === "gradflow" && g?.rnn_only) return g.rnn_only;
   if (!g || g.enabled === false) return "This file was written without the gradient views (seqgrad explore --no-gradients).";
   return `Saliency and gradient flow are in this file for the first ${g.sentences} sentences only (they cost about what decoding them costs): seqgrad explore --gradient-sentences N computes them for more.`;
 }
