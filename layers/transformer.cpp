@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "seqgrad/autograd/ops.h"
+#include "seqgrad/autograd/tape_scope.h"
 
 namespace seqgrad {
 namespace {
@@ -102,6 +103,7 @@ Tensor TransformerDecoderLayer::finish(const Tensor& x, const Tensor& attended,
                                        const KeysValues& memory, const KeyMask& memory_mask,
                                        Tensor* cross_weights) const {
     auto cross = [&](const Tensor& h) {
+        TapeScope scope("attention");  // the explorer's tape: the cross-attention of this layer
         MultiheadAttentionOutput a =
             multihead_attn.attend(h, memory, memory_mask, false, cross_weights);
         if (cross_weights) *cross_weights = a.weights;
@@ -126,8 +128,12 @@ Tensor TransformerDecoderLayer::forward(const Tensor& x, const Tensor& memory,
     MultiheadAttentionOutput sa =
         self_attn.forward(h, h, h, target_mask, /*causal=*/true, weights != nullptr);
     Tensor cross_weights;
-    Tensor y = finish(x, sa.output, multihead_attn.keys_values(memory, memory), memory_mask,
-                      weights ? &cross_weights : nullptr);
+    KeysValues memory_kv;
+    {
+        TapeScope scope("attention");
+        memory_kv = multihead_attn.keys_values(memory, memory);
+    }
+    Tensor y = finish(x, sa.output, memory_kv, memory_mask, weights ? &cross_weights : nullptr);
     if (weights) *weights = {sa.weights, cross_weights};
     return y;
 }
@@ -167,11 +173,13 @@ Tensor TransformerEncoder::forward(const Tensor& x, const KeyMask& mask,
                                    std::vector<Tensor>* weights) const {
     Tensor y = x;
     if (weights) weights->clear();
-    for (const auto& layer : layers) {
+    for (size_t l = 0; l < layers.size(); ++l) {
+        TapeScope scope{int64_t(l)};  // the explorer's tape: layer l's ops (the final norm: L)
         Tensor w;
-        y = layer->forward(y, mask, weights ? &w : nullptr);
+        y = layers[l]->forward(y, mask, weights ? &w : nullptr);
         if (weights) weights->push_back(w);
     }
+    TapeScope scope{int64_t(layers.size())};
     return norm.forward(y);
 }
 
@@ -191,11 +199,13 @@ Tensor TransformerDecoder::forward(const Tensor& x, const Tensor& memory,
                                    std::vector<Tensor>* weights) const {
     Tensor y = x;
     if (weights) weights->clear();
-    for (const auto& layer : layers) {
+    for (size_t l = 0; l < layers.size(); ++l) {
+        TapeScope scope{int64_t(l)};
         std::vector<Tensor> w;
-        y = layer->forward(y, memory, target_mask, memory_mask, weights ? &w : nullptr);
+        y = layers[l]->forward(y, memory, target_mask, memory_mask, weights ? &w : nullptr);
         if (weights) weights->insert(weights->end(), w.begin(), w.end());
     }
+    TapeScope scope{int64_t(layers.size())};
     return norm.forward(y);
 }
 

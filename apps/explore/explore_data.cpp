@@ -333,7 +333,6 @@ json add_gradients(const LoadedRun& run, const ExploreInput& input,
                    json& sentences) {
     const GradientViewOptions& g = options.gradients;
     if (!g.enabled) return {{"enabled", false}};
-    const bool rnn = run.config.model.kind == "rnn";  // the tape: RNN models only
     size_t integrated = 0, agreeing = 0;
     double argmax_share = 0, spearman = 0;
     std::vector<json> saliency = saliency_json(run, input.sources, beams, g);
@@ -353,21 +352,17 @@ json add_gradients(const LoadedRun& run, const ExploreInput& input,
                            : beams[i].nbest[0].tokens;
         sentences[i]["gradflow"] =
             gradflow_json(run, input.sources[i], target, with_reference ? "reference" : "beam");
-        if (rnn && int(i) < g.tape_sentences)
+        if (int(i) < g.tape_sentences)
             sentences[i]["tape"] =
                 tape_json(run, input.sources[i], target, with_reference ? "reference" : "beam");
     }
-    json meta = {{"enabled", true},
-                 {"sentences", std::min<size_t>(size_t(g.sentences), input.sources.size())},
-                 {"integrated_sentences", integrated},
-                 {"integrated_steps", g.integrated_steps},
-                 {"tape_sentences",
-                  rnn ? std::min<size_t>(size_t(g.tape_sentences), input.sources.size()) : 0},
-                 {"tape_maths", tape_maths(sentences)}};
-    if (!rnn)
-        meta["rnn_only"] =
-            "The tape is recorded for RNN models only; this is a Transformer run. Its saliency "
-            "and gradient flow are in the file.";
+    json meta = {
+        {"enabled", true},
+        {"sentences", std::min<size_t>(size_t(g.sentences), input.sources.size())},
+        {"integrated_sentences", integrated},
+        {"integrated_steps", g.integrated_steps},
+        {"tape_sentences", std::min<size_t>(size_t(g.tape_sentences), input.sources.size())},
+        {"tape_maths", tape_maths(sentences)}};
     if (agreeing)
         meta["agreement"] = {{"method", "grad_norm"},
                              {"sentences", agreeing},

@@ -11,6 +11,7 @@
 
 #include "apps/explore/explore_gradients.h"
 #include "apps/explore/op_maths.h"
+#include "apps/studies/gradflow.h"
 #include "seqgrad/autograd/tape_scope.h"
 
 namespace seqgrad {
@@ -172,18 +173,28 @@ json gradient_norm(const Node& node, bool held_by_kernel) {
     return held_by_kernel ? json(nullptr) : json(0);
 }
 
-}  // namespace
+// A Transformer's one route: loss -> ... -> the memory (which only the cross-attention reads)
+// -> ... -> the source embeddings. No recurrence.
+json transformer_paths(const std::vector<std::vector<int>>& inputs, int embedding, int memory) {
+    json out = {{"embedding", embedding},
+                {"encoder_outputs", memory},
+                {"attention", json::array()},
+                {"recurrence", json::array()}};
+    if (embedding < 0 || memory < 0) return out;
+    const int loss = int(inputs.size()) - 1;
+    const std::vector<bool> to_memory = on_paths(inputs, {loss}, {memory}, -1);
+    const std::vector<bool> down = on_paths(inputs, {memory}, {embedding}, -1);
+    std::vector<bool> through(inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) through[i] = to_memory[i] || down[i];
+    out["attention"] = indices(through);
+    return out;
+}
 
-json tape_json(const Seq2Seq& model, const Batch& batch) {
-    if (batch.batch_size != 1)
-        throw Error(
-            fmt::format("tape_json: a batch of {} sentences, expected 1", batch.batch_size));
+// The tape of `loss`, recorded under `recording`; `embedded` and `outputs` are the source
+// embeddings and the encoder outputs the paths run through.
+json graph_json(const Module& model, const TapeRecording& recording, Tensor loss,
+                const Tensor& embedded, const Tensor& outputs, bool transformer) {
     const std::vector<std::pair<std::string, Tensor>> parameters = model.named_parameters();
-    for (auto [name, p] : parameters) p.zero_grad();
-
-    TapeRecording recording;
-    EncodedSource encoded;
-    Tensor loss = record_loss(model, batch, encoded);
     const std::vector<NodePtr> order = recorded_graph(loss);  // the engine's own traversal
 
     std::unordered_map<const Node*, int> index;
@@ -241,6 +252,9 @@ json tape_json(const Seq2Seq& model, const Batch& batch) {
         const auto it = t.defined() ? index.find(&t.node()) : index.end();
         return it == index.end() ? -1 : it->second;
     };
+    const int embedding = find(embedded), memory = find(outputs);
+    json paths = transformer ? transformer_paths(inputs, embedding, memory)
+                             : paths_json(inputs, groups, group_of, embedding, memory);
     return {{"loss", significant(loss.item())},
             {"ops", ops},
             {"nodes",
@@ -252,20 +266,50 @@ json tape_json(const Seq2Seq& model, const Batch& batch) {
               {"inputs", input_column}}},
             {"names", named},
             {"groups", group_list},
-            {"paths",
-             paths_json(inputs, groups, group_of, find(encoded.embedded), find(encoded.outputs))}};
+            {"paths", paths}};
+}
+
+void check_one_sentence(const Batch& batch) {
+    if (batch.batch_size != 1)
+        throw Error(
+            fmt::format("tape_json: a batch of {} sentences, expected 1", batch.batch_size));
+}
+
+}  // namespace
+
+json tape_json(const Seq2Seq& model, const Batch& batch) {
+    check_one_sentence(batch);
+    for (Tensor p : model.parameters()) p.zero_grad();
+    TapeRecording recording;
+    EncodedSource encoded;
+    Tensor loss = record_loss(model, batch, encoded);
+    return graph_json(model, recording, loss, encoded.embedded, encoded.outputs, false);
+}
+
+json tape_json(const Transformer& model, const Batch& batch) {
+    check_one_sentence(batch);
+    for (Tensor p : model.parameters()) p.zero_grad();
+    TapeRecording recording;
+    const TransformerPass pass = transformer_pass(model, batch);
+    json tape = graph_json(model, recording, pass.loss, pass.embedded, pass.memory, true);
+    tape["kind"] = "transformer";
+    return tape;
 }
 
 json tape_json(const LoadedRun& run, const std::string& source, const std::vector<int32_t>& target,
                const std::string& target_name) {
-    const auto* model = dynamic_cast<const Seq2Seq*>(run.model.get());
-    if (!model)
-        throw Error(
-            fmt::format("the tape view records RNN models only (the run's model.kind "
-                        "is \"{}\")",
-                        run.config.model.kind));
     std::vector<EncodedPair> pairs{{run.task.encode_source(source), target}};
-    json tape = tape_json(*model, make_batch(pairs, {0}));
+    const Batch batch = make_batch(pairs, {0});
+    json tape;
+    if (const auto* rnn = dynamic_cast<const Seq2Seq*>(run.model.get()))
+        tape = tape_json(*rnn, batch);
+    else if (const auto* transformer = dynamic_cast<const Transformer*>(run.model.get()))
+        tape = tape_json(*transformer, batch);
+    else
+        throw Error(
+            fmt::format("the tape view: a model.kind \"{}\" model, expected an RNN or a "
+                        "Transformer",
+                        run.config.model.kind));
     tape["target"] = target_name;
     json tokens = json::array();
     for (int32_t id : target) tokens.push_back(run.task.target_vocab.token(id));

@@ -2,7 +2,8 @@
 // tape view shows it: every node the engine recorded, with its op, output shape, the norm of its
 // value and of its gradient (after backward of that loss), grouped by module and time step
 // (the TapeScope labels of autograd/tape_scope.h), and the nodes on the paths from the loss to
-// the first source embedding, through attention and through the recurrence.
+// the first source embedding, through attention and through the recurrence (a Transformer's:
+// by layer, and through the cross-attention only).
 // The JSON is described in docs/saliency.md.
 #pragma once
 
@@ -14,6 +15,7 @@
 
 #include "seqgrad/data/batching.h"
 #include "seqgrad/models/model/seq2seq.h"
+#include "seqgrad/models/model/transformer.h"
 #include "seqgrad/models/run/run.h"
 
 namespace seqgrad {
@@ -23,8 +25,12 @@ namespace seqgrad {
 //  "paths": {"embedding", "encoder_outputs", "attention", "recurrence"}}.
 // The model's parameter gradients are zeroed before and after.
 nlohmann::json tape_json(const Seq2Seq& model, const Batch& batch);
+// A Transformer's: groups by module and layer (the step is the layer; each stack's final norm
+// is step L), "kind": "transformer", and one path, from the loss through the cross-attention
+// (the memory) to the source embeddings; "recurrence" is empty.
+nlohmann::json tape_json(const Transformer& model, const Batch& batch);
 
-// The same for `source` against `target` (token ids, <eos> included) of an RNN run, with
+// The same for `source` against `target` (token ids, <eos> included) of a run, with
 // "target": `target_name` and the target tokens' text ("target_tokens").
 nlohmann::json tape_json(const LoadedRun& run, const std::string& source,
                          const std::vector<int32_t>& target, const std::string& target_name);

@@ -87,6 +87,18 @@ FlowMeasurement measure_gradient_flow(Seq2Seq& model, const Batch& batch, bool d
 // recurrence" does not apply: direct and recurrent are NaN. No attention diagnostics (NaN).
 FlowMeasurement measure_transformer_flow(Transformer& model, const Batch& batch);
 
+// That teacher-forced pass of a padded batch, written out so that its tensors can be read (the
+// explorer's tape starts its paths from them); the loss is forward_loss's to rounding. Its ops
+// are labelled for the tape: "encoder" (then each layer l, the final norm as L), "decoder"
+// (likewise; each layer's cross-attention "attention"), "output".
+struct TransformerPass {
+    Tensor embedded;  // source_embedding(ids) [B,S,E]
+    Tensor x;         // √E · embedded + P, after dropout: what the encoder reads
+    Tensor memory;    // the encoder's output [B,S,E]
+    Tensor loss;      // the mean cross-entropy over the real target tokens (no smoothing)
+};
+TransformerPass transformer_pass(const Transformer& model, const Batch& batch);
+
 // ‖g[offset : offset + n]‖² of a gradient buffer (nullptr = no gradient reached the tensor: 0).
 double row_norm_sq(const real* grad, int64_t offset, int64_t n);
 

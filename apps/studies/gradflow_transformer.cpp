@@ -14,29 +14,35 @@
 #include "apps/studies/gradflow.h"
 #include "seqgrad/autograd/fused_loss.h"
 #include "seqgrad/autograd/ops.h"
+#include "seqgrad/autograd/tape_scope.h"
 #include "seqgrad/data/vocab.h"
 #include "seqgrad/layers/attention.h"
 
 namespace seqgrad {
 
-FlowMeasurement measure_transformer_flow(Transformer& model, const Batch& batch) {
+TransformerPass transformer_pass(const Transformer& model, const Batch& batch) {
     const int64_t B = batch.batch_size, S = batch.src_len, T = batch.tgt_len;
     const int64_t E = model.config().d_model;
-    model.zero_grad();
     const Tensor source_padding = padding_mask(batch.src_lengths, S);
     const Tensor target_padding = padding_mask(batch.tgt_lengths, T);
-    auto embed = [&](const Embedding& embedding, const PositionalEncoding& positions,
-                     const std::vector<int32_t>& ids, int64_t n) {
-        Tensor e = embedding.forward(ids, {B, n}) * real(std::sqrt(double(E)));
-        return model.dropout.forward(positions.forward(e, 0));
+    auto embed = [&](const Tensor& tokens, const PositionalEncoding& positions) {
+        return model.dropout.forward(positions.forward(tokens * real(std::sqrt(double(E))), 0));
     };
-    Tensor x = embed(*model.source_embedding, model.source_positions, batch.src_ids, S);
-    x.retain_grad();
-    Tensor memory = model.transformer.encoder.forward(x, source_padding);
-    memory.retain_grad();
-    Tensor decoded = model.transformer.decoder.forward(
-        embed(*model.target_embedding, model.target_positions, batch.tgt_in, T), memory,
-        target_padding, source_padding);
+    TransformerPass pass;
+    {
+        TapeScope scope("encoder");  // the explorer's tape: the source side
+        pass.embedded = model.source_embedding->forward(batch.src_ids, {B, S});
+        pass.x = embed(pass.embedded, model.source_positions);
+        pass.memory = model.transformer.encoder.forward(pass.x, source_padding);
+    }
+    Tensor decoded;
+    {
+        TapeScope scope("decoder");
+        decoded = model.transformer.decoder.forward(
+            embed(model.target_embedding->forward(batch.tgt_in, {B, T}), model.target_positions),
+            pass.memory, target_padding, source_padding);
+    }
+    TapeScope scope("output");
     std::vector<int32_t> rows, targets;  // the real target tokens, as forward_loss
     for (size_t i = 0; i < batch.tgt_out.size(); ++i)
         if (batch.tgt_out[i] != Vocab::PAD)
@@ -44,7 +50,17 @@ FlowMeasurement measure_transformer_flow(Transformer& model, const Batch& batch)
     Tensor h = gather_rows(reshape(decoded, {-1, E}), rows);
     const Tensor weight = model.out ? model.out->weight : model.target_embedding->weight;
     const Tensor bias = model.out ? model.out->bias : model.out_bias;
-    Tensor loss = linear_cross_entropy(h, weight, bias, targets, Vocab::PAD, Reduction::mean, 0);
+    pass.loss = linear_cross_entropy(h, weight, bias, targets, Vocab::PAD, Reduction::mean, 0);
+    return pass;
+}
+
+FlowMeasurement measure_transformer_flow(Transformer& model, const Batch& batch) {
+    const int64_t B = batch.batch_size, S = batch.src_len, E = model.config().d_model;
+    model.zero_grad();
+    TransformerPass pass = transformer_pass(model, batch);
+    Tensor &x = pass.x, &memory = pass.memory, &loss = pass.loss;
+    x.retain_grad();
+    memory.retain_grad();
     loss.backward();
 
     FlowMeasurement m;

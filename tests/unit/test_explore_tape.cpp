@@ -18,6 +18,8 @@
 #include "seqgrad/autograd/ops.h"
 #include "seqgrad/autograd/tape_scope.h"
 #include "seqgrad/data/vocab.h"
+#include "seqgrad/models/model/transformer.h"
+#include "transformer_util.h"
 
 using namespace seqgrad;
 namespace fs = std::filesystem;
@@ -189,6 +191,65 @@ TEST_CASE("the tape holds every node backward visits, grouped, with backward's g
             CHECK(has(paths["attention"], int(count - 1)));
             CHECK(has(paths["attention"], outputs));
         }
+    }
+}
+
+TEST_CASE(
+    "a Transformer's tape: groups by layer, the loss and gradients of forward_loss, one path") {
+    const std::vector<int32_t> source = {4, 5, 6, Vocab::EOS}, target = {5, 7, 4, 6, Vocab::EOS};
+    for (bool norm_first : {false, true}) {
+        CAPTURE(norm_first);
+        ModelConfig c =
+            testing::tiny_transformer_config(norm_first, norm_first ? "learned" : "sinusoidal");
+        c.encoder_layers = 1;
+        Rng rng(3);
+        Transformer model(c, 10, 10, rng);
+        model.eval();
+        const Batch batch = make_batch({{source, target}}, {0});
+        const nlohmann::json tape = tape_json(model, batch);
+        CHECK(tape["kind"] == "transformer");
+        for (const auto& [name, p] : model.named_parameters()) CHECK(grad_norm(p) == 0);
+
+        Tensor loss = model.forward_loss(batch).loss;
+        const nlohmann::json& nodes = tape["nodes"];
+        const size_t count = nodes["op"].size();
+        CHECK(tape["loss"].get<double>() == doctest::Approx(double(loss.item())).epsilon(1e-2));
+        for (size_t i = 0; i < count; ++i)
+            for (int j : nodes["inputs"][i]) CHECK(size_t(j) < i);
+        for (const std::string op : tape["ops"])
+            if (op != "parameter") CHECK_MESSAGE(find_op_maths(op), op);
+        // groups: the embeddings, each layer and each stack's final norm (step L), each decoder
+        // layer's cross-attention, the output, the loss, the parameters, and nothing else
+        std::set<std::pair<std::string, int>> groups;
+        for (const auto& g : tape["groups"])
+            groups.insert({g["module"].get<std::string>(), g["step"].get<int>()});
+        const std::set<std::pair<std::string, int>> expected = {
+            {"encoder", -1},  {"encoder", 0}, {"encoder", 1}, {"decoder", -1},
+            {"decoder", 0},   {"decoder", 1}, {"decoder", 2}, {"attention", 0},
+            {"attention", 1}, {"output", -1}, {"loss", -1},   {"parameters", -1}};
+        CHECK(groups == expected);
+        // each parameter's gradient norm is forward_loss's
+        loss.backward();
+        std::map<std::string, size_t> by_name;
+        for (const auto& [index, name] : tape["names"].items())
+            by_name[name.get<std::string>()] = std::stoul(index);
+        for (const auto& [name, p] : model.named_parameters()) {
+            CAPTURE(name);
+            REQUIRE(by_name.count(name));
+            CHECK(nodes["grad"][by_name[name]].get<double>() ==
+                  doctest::Approx(grad_norm(p)).epsilon(1e-2).scale(1e-12));
+        }
+        // one path, loss -> memory -> source embeddings; no recurrence
+        const nlohmann::json& paths = tape["paths"];
+        const int embedding = paths["embedding"], memory = paths["encoder_outputs"];
+        REQUIRE(embedding >= 0);
+        REQUIRE(memory >= 0);
+        std::set<int> on;
+        for (int i : paths["attention"]) on.insert(i);
+        CHECK(on.count(embedding));
+        CHECK(on.count(memory));
+        CHECK(on.count(int(count - 1)));
+        CHECK(paths["recurrence"].empty());
     }
 }
 

@@ -11,6 +11,7 @@
 #include "seqgrad/data/vocab.h"
 #include "seqgrad/models/model/seq2seq.h"
 #include "seqgrad/models/model/transformer.h"
+#include "transformer_util.h"
 
 using namespace seqgrad;
 
@@ -128,15 +129,9 @@ TEST_CASE("saliency gradients equal finite differences of log p(y_t) for every e
 TEST_CASE("a Transformer's saliency: finite differences, the decoding path, and completeness") {
     for (bool norm_first : {false, true}) {
         CAPTURE(norm_first);
-        ModelConfig c;
-        c.kind = "transformer";
-        c.d_model = 4;
-        c.heads = 2;
-        c.ff_size = 6;
+        ModelConfig c =
+            testing::tiny_transformer_config(norm_first, norm_first ? "learned" : "sinusoidal");
         c.encoder_layers = 1;
-        c.decoder_layers = 2;
-        c.norm_first = norm_first;
-        c.positional = norm_first ? "learned" : "sinusoidal";
         c.max_positions = 8;
         c.activation = "gelu";  // smooth, as the RNN cells' tanh: ReLU's kinks would make the
                                 // midpoint rule's error O(1/K) instead of O(1/K²)

@@ -23,6 +23,15 @@ document.head.append(el("style", {}, `
 function tapeGroupLabel(s, tape, g) {
   const src = i => s.source_tokens[i] ?? "", tgt = i => (tape.target_tokens || [])[i] ?? "";
   const quoted = t => el("span", {}, "\u201c", tokenEl(t), "\u201d");
+  if (tape.kind === "transformer") {  // a Transformer's groups are layers, not time steps
+    const layers = (META.transformer || {})[g.module === "encoder" ? "encoder_layers" : "decoder_layers"];
+    const layer = g.step === layers ? "the stack's final norm" : `layer ${g.step}`;
+    if (g.module === "encoder" && g.step >= 0) return el("span", {}, `encoder ${layer}: every source position at once`);
+    if (g.module === "encoder") return el("span", {}, "encoder: the source embeddings \u00d7 \u221ad + positions");
+    if (g.module === "decoder" && g.step >= 0) return el("span", {}, `decoder ${layer}: causal self-attention and feed-forward, every target position at once`);
+    if (g.module === "decoder") return el("span", {}, "decoder: the target embeddings \u00d7 \u221ad + positions");
+    if (g.module === "attention") return el("span", {}, `cross-attention of decoder layer ${g.step}: the memory's keys and values, and the queries`);
+  }
   if (g.module === "encoder" && g.step >= 0) return el("span", {}, `encoder step ${g.step + 1}: reads `, quoted(src(g.step)));
   if (g.module === "encoder") return el("span", {}, "encoder: the embeddings, what all steps share, the decoder's initial state");
   if (g.module === "attention" && g.step >= 0) return el("span", {}, `attention at step ${g.step + 1}`);
@@ -42,7 +51,7 @@ function renderTape() {
   if (s.empty) { box.append(el("p", {}, "This input line is empty: there is nothing to translate.")); return; }
   const tape = s.tape, g = META.gradients || {};
   if (!tape) {
-    box.append(el("p", {}, g.enabled === false ? notComputed("tape") : g.rnn_only ? g.rnn_only
+    box.append(el("p", {}, g.enabled === false ? notComputed("tape")
       : `The tape is in this file for the first ${g.tape_sentences ?? 0} sentences only (each holds every node of the sentence's graph): seqgrad explore --tape-sentences N records it for more.`));
     return;
   }
@@ -53,9 +62,11 @@ function renderTape() {
     `(L = ${fmt(tape.loss, 4)}): ${count} nodes, each an op's output (or a parameter), in the order backward visits them reversed: inputs first. ` +
     `\u2016value\u2016 and \u2016grad\u2016 are the L2 norms of the node's output and of \u2202L/\u2202(that output) after one backward pass. ` +
     `Choose an op to see its maths and backward rule, as written above it in autograd/.`));
-  box.append(el("div", { class: "legend" },
-    el("span", {}, el("span", { class: "swatch", style: "background:#2b7bb9" }), `the path from the loss to the first source embedding through attention (${onAtt.size} nodes)`),
-    el("span", {}, el("span", { class: "swatch", style: "background:#e67e22" }), `through the recurrence (${onRec.size} nodes)`)));
+  const transformer = tape.kind === "transformer";
+  box.append(el("div", { class: "legend" }, transformer
+    ? el("span", {}, el("span", { class: "swatch", style: "background:#2b7bb9" }), `the path from the loss through the cross-attention (the memory) to the source embeddings (${onAtt.size} nodes): a Transformer has no recurrence, so this is its only route to the source`)
+    : el("span", {}, el("span", { class: "swatch", style: "background:#2b7bb9" }), `the path from the loss to the first source embedding through attention (${onAtt.size} nodes)`),
+    transformer ? "" : el("span", {}, el("span", { class: "swatch", style: "background:#e67e22" }), `through the recurrence (${onRec.size} nodes)`)));
   if (!onAtt.size) box.append(el("p", { class: "muted" }, "No path through attention: this model has no attention, so the gradient reaches the encoder through the recurrence only."));
 
   // members of every group, in tape order
@@ -97,7 +108,7 @@ function renderTape() {
   const openPath = set => { for (const [gi, m] of members.entries()) if (m.some(i => set.has(i))) { details[gi].open = true; fill(gi); } selftest(); };
   box.append(el("p", {},
     el("button", { type: "button", id: "tape-open-att", onclick: () => openPath(onAtt) }, "open the groups on the path through attention"), " ",
-    el("button", { type: "button", id: "tape-open-rec", onclick: () => openPath(onRec) }, "open the groups on the path through the recurrence"), " ",
+    transformer ? "" : el("button", { type: "button", id: "tape-open-rec", onclick: () => openPath(onRec) }, "open the groups on the path through the recurrence"), " ",
     el("button", { type: "button", onclick: () => { details.forEach(d => { d.open = false; }); selftest(); } }, "collapse all")));
   box.append(el("div", { class: "tape-wrap" }, list, el("div", { id: "tape-details" }, el("p", { class: "muted" }, "Choose an op."))));
   // #...&view=tape&path=attention|recurrence opens that path's groups, &node=N chooses node N
