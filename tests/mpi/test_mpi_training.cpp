@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 
@@ -40,11 +41,11 @@ const std::string kConfig = std::string(SEQGRAD_SOURCE_DIR) + "/configs/dates.js
 
 // A run of `steps` steps into dir (removed first), with `ranks` processes (0 = no mpiexec).
 int train(const std::string& dir, int ranks, int threads, int steps, bool resume = false,
-          const std::string& log = "") {
+          const std::string& log = "", const std::string& config = kConfig) {
     if (!resume) fs::remove_all(dir);
     std::string command = ranks > 0 ? mpiexec() + " -n " + std::to_string(ranks) + " " : "";
     command += std::string(SEQGRAD_BIN) + " train ";
-    command += resume ? "--resume " + dir : kConfig + " --set output.run_dir=" + dir;
+    command += resume ? "--resume " + dir : config + " --set output.run_dir=" + dir;
     command += " --set train.max_steps=" + std::to_string(steps) +
                " --set train.threads=" + std::to_string(threads) +
                " --set data.dates_train=3000 --set data.dates_valid=200 --set data.dates_test=100"
@@ -95,6 +96,20 @@ TEST_CASE("2 and 3 ranks give the bits of 2 and 3 in-process shards, best and la
             ++validations;
         CHECK(validations == 2);
     }
+}
+
+TEST_CASE("a Transformer on packed sentences: 2 ranks give the bits of 2 in-process shards") {
+    // configs/dates.json with a small Transformer in place of its RNN model
+    nlohmann::json config = nlohmann::json::parse(read(kConfig));
+    config["model"] = {{"kind", "transformer"}, {"d_model", 32}, {"heads", 2},
+                       {"ff_size", 64},         {"layers", 1},   {"max_positions", 64}};
+    fs::create_directories(kTmp);
+    const std::string path = kTmp + "/transformer.json";
+    std::ofstream(path) << config.dump(2);
+    const std::string ranks = kTmp + "/transformer_ranks", threads = kTmp + "/transformer_threads";
+    REQUIRE(train(ranks, 2, 1, 30, false, "", path) == 0);
+    REQUIRE(train(threads, 0, 2, 30, false, "", path) == 0);
+    check_same_tensors(ranks + "/last.safetensors", threads + "/last.safetensors");
 }
 
 TEST_CASE("a resume may change the number of ranks and continues the in-process run") {
