@@ -297,37 +297,44 @@ def warmup(fn, args):
     return n
 
 
+def timed_train(args, step, pool, cell, params, tokens_per_step, flops_per_step):
+    """Warm up, then time step(batch) over the pool for >= args.seconds and >= 5 steps; emits
+    the medians (wall and CPU time per step) as one JSON line. Shared by torch_tutorials.py."""
+    n_warm = warmup(lambda i: step(pool[i % len(pool)]), args)
+    times, cpu, i = [], [], n_warm
+    t_start = time.perf_counter()
+    while True:
+        t0, c0 = time.perf_counter(), time.process_time()
+        step(pool[i % len(pool)])
+        t1 = time.perf_counter()
+        times.append(t1 - t0)
+        cpu.append(time.process_time() - c0)
+        i += 1
+        if t1 - t_start >= args.seconds and len(times) >= 5:
+            break
+    med = statistics.median(times)
+    emit(dict(impl="torch", bench="train", config=args.config, cell=cell, threads=args.threads,
+              ms_per_step=round(med * 1e3, 4),
+              tokens_per_s=round(tokens_per_step / med, 2),
+              gflops=round(flops_per_step / med / 1e9, 4),
+              gflop_per_step=round(flops_per_step / 1e9, 6),
+              parameters=sum(p.numel() for p in params),
+              steps=len(times), peak_rss_mb=round(peak_rss_mb(), 1),
+              ms_per_step_mean=round(statistics.mean(times) * 1e3, 4),
+              cpu_ms_per_step=round(statistics.median(cpu) * 1e3, 4),
+              tokens_per_step=tokens_per_step, warmup_steps=n_warm,
+              torch_version=torch.__version__))
+
+
 def bench_train(args):
     cfg = CONFIGS[args.config]
     model, opt = build(cfg, args.seed, args.cell)
     params = list(model.parameters())
     pool = make_pool(args.seed + 1, cfg["B"], cfg["Vs"], cfg["Vt"])
-    tokens_per_step = statistics.mean(b["n_tokens"] for b in pool)
-    flops_per_step = statistics.mean(useful_flops(cfg, b, args.cell) for b in pool)
     model.train()
-
-    n_warm = warmup(lambda i: train_step(model, opt, params, pool[i % len(pool)]), args)
-    times = []
-    t_start = time.perf_counter()
-    i = n_warm
-    while True:
-        t0 = time.perf_counter()
-        train_step(model, opt, params, pool[i % len(pool)])
-        t1 = time.perf_counter()
-        times.append(t1 - t0)
-        i += 1
-        if t1 - t_start >= args.seconds and len(times) >= 5:
-            break
-    med = statistics.median(times)
-    emit(dict(impl="torch", bench="train", config=args.config, cell=args.cell, threads=args.threads,
-              ms_per_step=round(med * 1e3, 4),
-              tokens_per_s=round(tokens_per_step / med, 2),
-              gflops=round(flops_per_step / med / 1e9, 4),
-              gflop_per_step=round(flops_per_step / 1e9, 6),
-              steps=len(times), peak_rss_mb=round(peak_rss_mb(), 1),
-              ms_per_step_mean=round(statistics.mean(times) * 1e3, 4),
-              tokens_per_step=tokens_per_step, warmup_steps=n_warm,
-              torch_version=torch.__version__))
+    timed_train(args, lambda batch: train_step(model, opt, params, batch), pool, args.cell, params,
+                statistics.mean(b["n_tokens"] for b in pool),
+                statistics.mean(useful_flops(cfg, b, args.cell) for b in pool))
 
 
 def decoder_logp(model, tok, h, enc, mask, keys):

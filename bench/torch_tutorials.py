@@ -64,7 +64,7 @@ import torch.nn.functional as F
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from torch_baseline import (EOS, PAD, SOS, FIRST_REAL, check_env, emit, log, pad_batch,
-                            peak_rss_mb, warmup)
+                            peak_rss_mb, timed_train, warmup)
 
 CONFIGS = {
     "t": dict(kind="transformer", E=256, F=512, L=3, heads=8, B=32, Vs=4000, Vt=6000,
@@ -259,33 +259,10 @@ def bench_train(args):
     model, opt = build(cfg, args.seed)
     params = list(model.parameters())
     pool = make_pool(args.seed + 1, cfg)
-    tokens_per_step = statistics.mean(b["n_tokens"] for b in pool)
-    flops_per_step = statistics.mean(useful_flops(cfg, b) for b in pool)
     model.train()
-    n_warm = warmup(lambda i: train_step(model, opt, params, pool[i % len(pool)]), args)
-    times, cpu, i = [], [], n_warm
-    t_start = time.perf_counter()
-    while True:
-        t0, c0 = time.perf_counter(), time.process_time()
-        train_step(model, opt, params, pool[i % len(pool)])
-        t1 = time.perf_counter()
-        times.append(t1 - t0)
-        cpu.append(time.process_time() - c0)
-        i += 1
-        if t1 - t_start >= args.seconds and len(times) >= 5:
-            break
-    med = statistics.median(times)
-    emit(dict(impl="torch", bench="train", config=args.config, cell=cfg["kind"],
-              threads=args.threads, ms_per_step=round(med * 1e3, 4),
-              tokens_per_s=round(tokens_per_step / med, 2),
-              gflops=round(flops_per_step / med / 1e9, 4),
-              gflop_per_step=round(flops_per_step / 1e9, 6),
-              parameters=sum(p.numel() for p in params),
-              steps=len(times), peak_rss_mb=round(peak_rss_mb(), 1),
-              ms_per_step_mean=round(statistics.mean(times) * 1e3, 4),
-              cpu_ms_per_step=round(statistics.median(cpu) * 1e3, 4),
-              tokens_per_step=tokens_per_step, warmup_steps=n_warm,
-              torch_version=torch.__version__))
+    timed_train(args, lambda batch: train_step(model, opt, params, batch), pool, cfg["kind"],
+                params, statistics.mean(b["n_tokens"] for b in pool),
+                statistics.mean(useful_flops(cfg, b) for b in pool))
 
 
 def greedy(model, src):
