@@ -8,6 +8,7 @@
 #include <string>
 
 #include "recurrent_util.h"
+#include "seqgrad/layers/attention.h"
 #include "seqgrad/layers/transformer.h"
 #include "seqgrad/models/run/config.h"
 
@@ -49,14 +50,6 @@ inline size_t check_parameter_grads(const Module& m, const nlohmann::json& grads
     }
     CHECK(checked == grads.size());
     return checked;
-}
-
-// [B, max_len] mask, 1 at positions >= lengths[b]
-inline Tensor padding_of(const std::vector<int32_t>& lengths, int64_t max_len) {
-    Tensor mask = Tensor::zeros({int64_t(lengths.size()), max_len});
-    for (size_t b = 0; b < lengths.size(); ++b)
-        for (int64_t j = lengths[b]; j < max_len; ++j) mask.data()[int64_t(b) * max_len + j] = 1;
-    return mask;
 }
 
 // A Transformer model small enough for gradcheck and exact comparisons: d_model 4, 2 heads,

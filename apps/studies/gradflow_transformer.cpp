@@ -22,35 +22,24 @@ namespace seqgrad {
 
 TransformerPass transformer_pass(const Transformer& model, const Batch& batch) {
     const int64_t B = batch.batch_size, S = batch.src_len, T = batch.tgt_len;
-    const int64_t E = model.config().d_model;
     const Tensor source_padding = padding_mask(batch.src_lengths, S);
-    const Tensor target_padding = padding_mask(batch.tgt_lengths, T);
-    auto embed = [&](const Tensor& tokens, const PositionalEncoding& positions) {
-        return model.dropout.forward(positions.forward(tokens * real(std::sqrt(double(E))), 0));
-    };
     TransformerPass pass;
     {
         TapeScope scope("encoder");  // the explorer's tape: the source side
         pass.embedded = model.source_embedding->forward(batch.src_ids, {B, S});
-        pass.x = embed(pass.embedded, model.source_positions);
+        pass.x = model.embed(pass.embedded, model.source_positions, 0);
         pass.memory = model.transformer.encoder.forward(pass.x, source_padding);
     }
     Tensor decoded;
     {
         TapeScope scope("decoder");
         decoded = model.transformer.decoder.forward(
-            embed(model.target_embedding->forward(batch.tgt_in, {B, T}), model.target_positions),
-            pass.memory, target_padding, source_padding);
+            model.embed(model.target_embedding->forward(batch.tgt_in, {B, T}),
+                        model.target_positions, 0),
+            pass.memory, padding_mask(batch.tgt_lengths, T), source_padding);
     }
     TapeScope scope("output");
-    std::vector<int32_t> rows, targets;  // the real target tokens, as forward_loss
-    for (size_t i = 0; i < batch.tgt_out.size(); ++i)
-        if (batch.tgt_out[i] != Vocab::PAD)
-            rows.push_back(int32_t(i)), targets.push_back(batch.tgt_out[i]);
-    Tensor h = gather_rows(reshape(decoded, {-1, E}), rows);
-    const Tensor weight = model.out ? model.out->weight : model.target_embedding->weight;
-    const Tensor bias = model.out ? model.out->bias : model.out_bias;
-    pass.loss = linear_cross_entropy(h, weight, bias, targets, Vocab::PAD, Reduction::mean, 0);
+    pass.loss = model.padded_loss(decoded, batch).loss;
     return pass;
 }
 

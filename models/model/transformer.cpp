@@ -7,6 +7,7 @@
 #include "seqgrad/autograd/fused_loss.h"
 #include "seqgrad/autograd/ops.h"
 #include "seqgrad/data/vocab.h"
+#include "seqgrad/layers/attention.h"
 
 namespace seqgrad {
 namespace {
@@ -27,14 +28,6 @@ TransformerLayerOptions layer_options(const ModelConfig& c) {
 void xavier_uniform(Tensor& w, Rng& rng) {
     const double bound = std::sqrt(6.0 / double(w.size(0) + w.size(1)));
     init::uniform(w, -bound, bound, rng);
-}
-
-// 1 at positions >= lengths[b]: [B, max_len]
-Tensor padding_mask_of(const std::vector<int32_t>& lengths, int64_t max_len) {
-    Tensor mask = Tensor::zeros({int64_t(lengths.size()), max_len});
-    for (size_t b = 0; b < lengths.size(); ++b)
-        for (int64_t j = lengths[b]; j < max_len; ++j) mask.data()[int64_t(b) * max_len + j] = 1;
-    return mask;
 }
 
 }  // namespace
@@ -74,12 +67,11 @@ Transformer::Transformer(const ModelConfig& config, int64_t source_vocab, int64_
                   real(0));
 }
 
-// √E · embedding(ids) + P[offset, offset + T), then dropout
-Tensor Transformer::embed(const Embedding& embedding, const PositionalEncoding& positions,
-                          const std::vector<int32_t>& ids, int64_t B, int64_t T,
+// √E · tokens + P[offset, offset + T), then dropout
+Tensor Transformer::embed(const Tensor& tokens, const PositionalEncoding& positions,
                           int64_t offset) const {
-    Tensor x = embedding.forward(ids, {B, T}) * real(std::sqrt(double(config_.d_model)));
-    return dropout.forward(positions.forward(x, offset));
+    return dropout.forward(
+        positions.forward(tokens * real(std::sqrt(double(config_.d_model))), offset));
 }
 
 // The same for packed sentences: ids [B,L] padded -> their real tokens end to end [1,N,E], each
@@ -102,16 +94,16 @@ Tensor Transformer::project(const Tensor& h) const {
 
 TransformerForward Transformer::forward(const Batch& batch, bool weights) const {
     const int64_t B = batch.batch_size, S = batch.src_len, T = batch.tgt_len;
-    const Tensor source_padding = padding_mask_of(batch.src_lengths, S);
-    const Tensor target_padding = padding_mask_of(batch.tgt_lengths, T);
+    const Tensor source_padding = padding_mask(batch.src_lengths, S);
+    const Tensor target_padding = padding_mask(batch.tgt_lengths, T);
     TransformerForward f;
     std::vector<Tensor> decoder_weights;
     f.memory = transformer.encoder.forward(
-        embed(*source_embedding, source_positions, batch.src_ids, B, S, 0), source_padding,
-        weights ? &f.weights : nullptr);
+        embed(source_embedding->forward(batch.src_ids, {B, S}), source_positions, 0),
+        source_padding, weights ? &f.weights : nullptr);
     f.decoded = transformer.decoder.forward(
-        embed(*target_embedding, target_positions, batch.tgt_in, B, T, 0), f.memory, target_padding,
-        source_padding, weights ? &decoder_weights : nullptr);
+        embed(target_embedding->forward(batch.tgt_in, {B, T}), target_positions, 0), f.memory,
+        target_padding, source_padding, weights ? &decoder_weights : nullptr);
     f.weights.insert(f.weights.end(), decoder_weights.begin(), decoder_weights.end());
     return f;
 }
@@ -163,11 +155,15 @@ LossOutput Transformer::forward_loss(const Batch& batch, double teacher_forcing,
 }
 
 LossOutput Transformer::forward_loss_padded(const Batch& batch, double label_smoothing) const {
-    const TransformerForward f = forward(batch);
+    return padded_loss(forward(batch).decoded, batch, label_smoothing);
+}
+
+LossOutput Transformer::padded_loss(const Tensor& decoded, const Batch& batch,
+                                    double label_smoothing) const {
     std::vector<int32_t> rows;  // only the real target tokens reach the projection
     for (size_t i = 0; i < batch.tgt_out.size(); ++i)
         if (batch.tgt_out[i] != Vocab::PAD) rows.push_back(int32_t(i));
-    return loss_of_rows(gather_rows(reshape(f.decoded, {-1, config_.d_model}), rows), batch,
+    return loss_of_rows(gather_rows(reshape(decoded, {-1, config_.d_model}), rows), batch,
                         label_smoothing);
 }
 
@@ -189,10 +185,9 @@ DecoderState Transformer::start_decoding_embedded(const Tensor& embedded,
             "Transformer::start_decoding_embedded: embedded {} for {} lengths: expected [{},S,{}]",
             embedded.shape().str(), lengths.size(), lengths.size(), config_.d_model));
     const int64_t B = embedded.size(0), S = embedded.size(1);
-    const Tensor source_padding = padding_mask_of(lengths, S);
-    const Tensor x = dropout.forward(source_positions.forward(
-        embedded * real(std::sqrt(double(config_.d_model))), 0));  // [B,S,E]
-    const Tensor memory = transformer.encoder.forward(x, source_padding);
+    const Tensor source_padding = padding_mask(lengths, S);
+    const Tensor memory =
+        transformer.encoder.forward(embed(embedded, source_positions, 0), source_padding);
     DecoderState state;
     state.tensors = {source_padding, Tensor::zeros({B})};
     for (const DecoderLayerCache& cache : transformer.decoder.start(memory)) {
@@ -222,7 +217,7 @@ StepResult Transformer::step(const std::vector<int32_t>& previous_tokens,
         if (!first)
             caches[l].self = {state.tensors[2 + 2 * L + 2 * l], state.tensors[3 + 2 * L + 2 * l]};
     }
-    const Tensor x = embed(*target_embedding, target_positions, previous_tokens, N, 1, t);
+    const Tensor x = embed(target_embedding->forward(previous_tokens, {N, 1}), target_positions, t);
     StepResult result;
     // every layer's weights, head by head: copies of what the attention computes anyway
     const Tensor h = transformer.decoder.step(x, caches, state.tensors[0], &result.cross_attention,

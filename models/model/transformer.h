@@ -62,8 +62,14 @@ class Transformer : public TranslationModel {
     // The same loss from the padded pass (forward()), padding included in every product: for
     // tests and the performance ladder.
     LossOutput forward_loss_padded(const Batch& batch, double label_smoothing = 0.0) const;
+    // The loss of the padded decoder output decoded [B,T,E]: its real target tokens' rows.
+    LossOutput padded_loss(const Tensor& decoded, const Batch& batch,
+                           double label_smoothing = 0.0) const;
     // The encoder and the teacher-forced decoder (no loss).
     TransformerForward forward(const Batch& batch, bool weights = false) const;
+    // √E · tokens + P[offset ..), then dropout: the token embeddings tokens [B,T,E] as the
+    // encoder (source_positions) or the decoder (target_positions) reads them.
+    Tensor embed(const Tensor& tokens, const PositionalEncoding& positions, int64_t offset) const;
     // logits [N,V] = out(h) for rows h [N,E]
     Tensor project(const Tensor& h) const;
 
@@ -85,9 +91,6 @@ class Transformer : public TranslationModel {
     Dropout dropout;              // on the embedded inputs
 
   private:
-    // √E · embedding(ids) + P[offset ..), then dropout: ids [B,T] -> [B,T,E]
-    Tensor embed(const Embedding& embedding, const PositionalEncoding& positions,
-                 const std::vector<int32_t>& ids, int64_t B, int64_t T, int64_t offset) const;
     // Packed: ids [B,L] padded -> the real tokens [1,N,E], positions within each sentence.
     Tensor embed_packed(const Embedding& embedding, const PositionalEncoding& positions,
                         const std::vector<int32_t>& ids, int64_t L, const Packing& packing) const;

@@ -119,7 +119,7 @@ TEST_CASE("packed attention: gradcheck, == its composed twin, == the padded op a
         // the padded op with a key padding mask gives the same numbers at every real query
         DotProductAttention padded =
             scaled_dot_product_attention(q_source.detach(), k_padded.detach(), v_padded.detach(),
-                                         padding_of(k_lengths, S), causal);
+                                         padding_mask(k_lengths, S), causal);
         CHECK(max_diff_at_real_rows(fused.output, padded.output, ql) < 1e-14);
     }
 }
@@ -166,9 +166,9 @@ TEST_CASE("the encoder and decoder stacks on packed sentences == the padded pass
         EncoderDecoder model(o, 2, rng);
         // [B,L,E] as [B,1,L,E] for pack_rows
         const Tensor src = random_tensor({3, 4, 4}, 11), tgt = random_tensor({3, 3, 4}, 12);
-        const Tensor memory = model.encoder.forward(src, padding_of(src_lengths, 4));
-        const Tensor out = model.decoder.forward(tgt, memory, padding_of(tgt_lengths, 3),
-                                                 padding_of(src_lengths, 4));
+        const Tensor memory = model.encoder.forward(src, padding_mask(src_lengths, 4));
+        const Tensor out = model.decoder.forward(tgt, memory, padding_mask(tgt_lengths, 3),
+                                                 padding_mask(src_lengths, 4));
         auto packed = [](const Tensor& x, const std::vector<int32_t>& lengths) {
             Tensor p = pack_rows(reshape(x, {x.size(0), 1, x.size(1), x.size(2)}), lengths);
             return reshape(p, {1, p.size(2), p.size(3)});

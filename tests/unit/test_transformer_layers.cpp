@@ -56,11 +56,11 @@ TEST_CASE("MultiheadAttention passes gradcheck (cross-attention with padding; ca
     Rng rng(2);
     MultiheadAttention mha(4, 2, rng);
     Tensor query = random_tensor({2, 3, 4}, 3), key = random_tensor({2, 4, 4}, 4);
-    Tensor pad = padding_of({4, 2}, 4);
+    Tensor pad = padding_mask({4, 2}, 4);
     expect_gradcheck([&](auto& in) { return mha.forward(in[0], in[1], in[1], pad).output; },
                      with_parameters({query, key}, mha));
     Tensor x = random_tensor({2, 3, 4}, 5);
-    Tensor self_pad = padding_of({3, 2}, 3);
+    Tensor self_pad = padding_mask({3, 2}, 3);
     expect_gradcheck(
         [&](auto& in) { return mha.forward(in[0], in[0], in[0], self_pad, true).output; },
         with_parameters({x}, mha));
@@ -68,7 +68,7 @@ TEST_CASE("MultiheadAttention passes gradcheck (cross-attention with padding; ca
 
 TEST_CASE("encoder and decoder layers pass gradcheck: post-norm, pre-norm, GELU, masks") {
     Tensor src = random_tensor({2, 3, 4}, 6), tgt = random_tensor({2, 3, 4}, 7);
-    Tensor src_pad = padding_of({3, 2}, 3), tgt_pad = padding_of({2, 3}, 3);
+    Tensor src_pad = padding_mask({3, 2}, 3), tgt_pad = padding_mask({2, 3}, 3);
     for (bool norm_first : {false, true})
         for (const char* activation : {"relu", "gelu"}) {
             CAPTURE(norm_first);
@@ -87,7 +87,7 @@ TEST_CASE("the stacks with their final norms pass gradcheck") {
     Rng rng(9);
     EncoderDecoder model(tiny(false), 2, rng);
     Tensor src = random_tensor({2, 3, 4}, 10), tgt = random_tensor({2, 2, 4}, 11);
-    Tensor src_pad = padding_of({3, 1}, 3), tgt_pad = padding_of({2, 1}, 2);
+    Tensor src_pad = padding_mask({3, 1}, 3), tgt_pad = padding_mask({2, 1}, 2);
     expect_gradcheck(
         [&](auto& in) {
             Tensor memory = model.encoder.forward(in[0], src_pad);
@@ -104,7 +104,7 @@ TEST_CASE(
         EncoderDecoder model(tiny(norm_first), 2, rng);
         const int64_t T = 4;
         Tensor src = random_tensor({2, 3, 4}, 13, false), tgt = random_tensor({2, T, 4}, 14, false);
-        Tensor src_pad = padding_of({3, 2}, 3);
+        Tensor src_pad = padding_mask({3, 2}, 3);
         NoGradGuard no_grad;
         Tensor memory = model.encoder.forward(src, src_pad);
         std::vector<Tensor> full_weights;

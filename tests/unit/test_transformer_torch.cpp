@@ -42,7 +42,7 @@ TEST_CASE(
             const bool self = c.at("causal");
             Tensor query = tensor_of(c.at("query"), true);
             Tensor key = self ? query : tensor_of(c.at("key"), true);
-            Tensor pad = padding_of(c.at("lengths").get<std::vector<int32_t>>(), key.size(1));
+            Tensor pad = padding_mask(c.at("lengths").get<std::vector<int32_t>>(), key.size(1));
             MultiheadAttentionOutput out = mha.forward(query, key, key, pad, self, true);
             Tensor loss = sum(out.output * tensor_of(c.at("w")));
             loss.backward();
@@ -79,8 +79,8 @@ TEST_CASE("Transformer encoder and decoder == nn.Transformer (post-norm, pre-nor
             model.encoder.norm.use_fused = model.decoder.layers[0]->norm2.use_fused = fused;
             load_reference(model, c.at("parameters"));
             Tensor src = tensor_of(c.at("src"), true), tgt = tensor_of(c.at("tgt"), true);
-            Tensor src_pad = padding_of(c.at("src_lengths"), src.size(1));
-            Tensor tgt_pad = padding_of(c.at("tgt_lengths"), tgt.size(1));
+            Tensor src_pad = padding_mask(c.at("src_lengths"), src.size(1));
+            Tensor tgt_pad = padding_mask(c.at("tgt_lengths"), tgt.size(1));
             Tensor memory = model.encoder.forward(src, src_pad);
             Tensor out = model.decoder.forward(tgt, memory, tgt_pad, src_pad);
             Tensor loss =
