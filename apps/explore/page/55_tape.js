@@ -24,8 +24,9 @@ function tapeGroupLabel(s, tape, g) {
   const src = i => s.source_tokens[i] ?? "", tgt = i => (tape.target_tokens || [])[i] ?? "";
   const quoted = t => el("span", {}, "\u201c", tokenEl(t), "\u201d");
   if (tape.kind === "transformer") {  // a Transformer's groups are layers, not time steps
-    const layers = (META.transformer || {})[g.module === "encoder" ? "encoder_layers" : "decoder_layers"];
-    const layer = g.step === layers ? "the stack's final norm" : `layer ${g.step}`;
+    // each stack's final norm is the step after its last layer: the largest step of its module
+    const last = Math.max(...tape.groups.filter(x => x.module === g.module).map(x => x.step));
+    const layer = g.step === last ? "the stack's final norm" : `layer ${g.step}`;
     if (g.module === "encoder" && g.step >= 0) return el("span", {}, `encoder ${layer}: every source position at once`);
     if (g.module === "encoder") return el("span", {}, "encoder: the source embeddings \u00d7 \u221ad + positions");
     if (g.module === "decoder" && g.step >= 0) return el("span", {}, `decoder ${layer}: causal self-attention and feed-forward, every target position at once`);
