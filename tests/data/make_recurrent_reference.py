@@ -89,7 +89,7 @@ def main():
         "cases": [case("rnn", 1), case("gru", 2), case("lstm", 3)],
     }
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "recurrent_reference.json")
-    with open(path + ".tmp", "w") as f:
+    with open(path + ".tmp", "w", encoding="utf-8") as f:
         json.dump(reference, f, indent=1)
         f.write("\n")
     os.replace(path + ".tmp", path)

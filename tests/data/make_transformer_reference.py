@@ -220,7 +220,7 @@ def main():
         "model": model_case(6),
     }
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "transformer_reference.json")
-    with open(path + ".tmp", "w") as f:
+    with open(path + ".tmp", "w", encoding="utf-8") as f:
         json.dump(reference, f)
         f.write("\n")
     os.replace(path + ".tmp", path)

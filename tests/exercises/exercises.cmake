@@ -41,10 +41,14 @@ else()
   set(ex_skeletons seqgrad-exercises-skeletons)
 endif()
 
-set(ex_expect sh ${ex_tests}/expect.sh)
+# exercises_expect STATUS PATTERN... -- COMMAND: the exit status and a line matching each
+# pattern (a regular expression, matched on the UTF-8 text whatever the locale)
+add_executable(exercises_expect EXCLUDE_FROM_ALL ${ex_tests}/expect.cpp)
+target_compile_options(exercises_expect PRIVATE ${SEQGRAD_WARNINGS})
+set(ex_expect $<TARGET_FILE:exercises_expect>)
 add_test(NAME exercises/build
          COMMAND ${CMAKE_COMMAND} --build ${CMAKE_BINARY_DIR} --target ${ex_skeletons}
-                 seqgrad-exercises-solutions seqgrad-exercises-train-solutions)
+                 seqgrad-exercises-solutions seqgrad-exercises-train-solutions exercises_expect)
 set_tests_properties(exercises/build PROPERTIES FIXTURES_SETUP exercises RESOURCE_LOCK build_tree
                      LABELS "build;exercises" TIMEOUT 900)
 function(seqgrad_exercise_test name)
@@ -54,6 +58,17 @@ function(seqgrad_exercise_test name)
 endfunction()
 set(ex_skeleton_bin ${CMAKE_BINARY_DIR}/${ex_skeletons})
 set(ex_solution_bin ${CMAKE_BINARY_DIR}/seqgrad-exercises-solutions)
+
+# The checker reads UTF-8 under the C locale: `·+` is one or more middle dots (U+00B7, bytes C2 B7),
+# never C2 followed by B7 repeated.
+add_test(NAME exercises/expect_reads_utf8
+         COMMAND ${ex_expect} 0 "^a ·+ b$" -- printf "a \\302\\267\\302\\267 b\\n")
+add_test(NAME exercises/expect_reads_utf8_not_bytes
+         COMMAND ${ex_expect} 0 "^a ·+ b$" -- printf "a \\302\\267\\267 b\\n")
+set_tests_properties(exercises/expect_reads_utf8 exercises/expect_reads_utf8_not_bytes PROPERTIES
+                     FIXTURES_REQUIRED exercises LABELS exercises ENVIRONMENT "LC_ALL=C")
+set_tests_properties(exercises/expect_reads_utf8_not_bytes PROPERTIES
+                     PASS_REGULAR_EXPRESSION "expect: no match for: \\^a")
 
 # The skeletons compile, every exercise is reported not done, the exit status is 1.
 seqgrad_exercise_test(skeletons_are_not_done ${ex_expect} 1 "0 of 17 passed"
