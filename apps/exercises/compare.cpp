@@ -132,6 +132,159 @@ Tensor upstream_gradient(const Shape& shape) {
     return random_leaf(rng, shape, -1, 1, false);
 }
 
+const char* const kOverwrittenGradient =
+    "the gradient was overwritten (=), not accumulated (+=): an input may feed several ops";
+const char* const kNullParentGrad =
+    "parent_grad returned nullptr for an input that needs no gradient: check it before writing";
+
+namespace {
+
+// The learner's forward, then backward from `weight`: "" or why the backward cannot run.
+std::string learner_backward(Grader& g, const GradCase& c, const std::vector<Tensor>& inputs,
+                             const Tensor& weight, const std::string& backward_phase = "backward") {
+    g.phase("forward");
+    Tensor out = c.learner(inputs);
+    if (!out.defined() || out.shape() != weight.shape())
+        return "the forward's shape is wrong (see the forward check)";
+    if (!out.requires_grad())
+        return "the result records no backward: call record(out, ...) with the inputs";
+    g.phase(backward_phase);
+    out.backward(weight);
+    g.phase("checking");
+    return "";
+}
+
+// The reference's gradients of `inputs` from `weight` (empty for an input needing none).
+std::vector<std::vector<double>> reference_gradients(const GradCase& c,
+                                                     const std::vector<Tensor>& inputs,
+                                                     const Tensor& weight) {
+    for (Tensor t : inputs) t.zero_grad();
+    c.reference(inputs).backward(weight);
+    std::vector<std::vector<double>> out;
+    for (Tensor t : inputs) {
+        out.push_back(t.requires_grad() ? gradient(t) : std::vector<double>{});
+        t.zero_grad();
+    }
+    return out;
+}
+
+Tensor reference_weight(const GradCase& c) {
+    NoGradGuard no_graph;
+    return upstream_gradient(c.reference(c.inputs).shape());
+}
+
+// Input i's gradient against `want`; "" or the difference, one line.
+std::string compare_gradient(const Tensor& input, const std::vector<double>& want,
+                             CompareContext context, const std::string& what) {
+    context.shape = dims(input);
+    return compare(what, gradient(input), want, context);
+}
+
+void add_line(std::string& text, const std::string& line) {
+    if (!line.empty()) text += (text.empty() ? "" : "\n") + line;
+}
+
+// Every input's gradient already holds something (another op reading it ran its backward
+// first): the learner's backward must add its own gradient to it, the one it gives from zero.
+std::string check_accumulates(Grader& g, const GradCase& c) {
+    const Tensor weight = reference_weight(c);
+    for (Tensor t : c.inputs) t.zero_grad();
+    std::string why = learner_backward(g, c, c.inputs, weight);
+    if (!why.empty()) {
+        for (Tensor t : c.inputs) t.zero_grad();
+        return why;
+    }
+    std::vector<std::vector<double>> from_zero, before;
+    Rng rng(98);
+    for (Tensor t : c.inputs) {
+        from_zero.push_back(gradient(t));
+        t.zero_grad();
+        std::vector<double> filled(size_t(t.numel()));
+        if (t.requires_grad()) {
+            real* grad = t.mutable_grad_data();
+            for (int64_t k = 0; k < t.numel(); ++k) grad[k] = real(rng.uniform(0.5, 1.5));
+            filled = gradient(t);
+        }
+        before.push_back(filled);
+    }
+    why = learner_backward(g, c, c.inputs, weight);
+    std::string failures;
+    for (size_t i = 0; why.empty() && i < c.inputs.size(); ++i) {
+        if (!c.inputs[i].requires_grad()) continue;
+        // overwritten: each element either got the sum or only the learner's own part (an op
+        // that writes some elements, e.g. not the ignored rows, leaves the others as they were)
+        const std::vector<double> got = gradient(c.inputs[i]);
+        std::vector<double> want(before[i]), overwritten(from_zero[i]);
+        for (size_t k = 0; k < want.size(); ++k) {
+            want[k] += from_zero[i][k];
+            if (close(got[k], want[k], 1e-9, 1e-7)) overwritten[k] = want[k];
+        }
+        CompareContext context;
+        context.alternatives = {{kOverwrittenGradient, overwritten}};
+        add_line(failures, compare_gradient(c.inputs[i], want, context,
+                                            "d" + c.names[i] + " (holding a gradient already)"));
+    }
+    for (Tensor t : c.inputs) t.zero_grad();
+    return why.empty() ? failures : why;
+}
+
+// Each input in turn needs no gradient while backward still runs: parent_grad returns nullptr
+// for it, and the others' gradients stay right. With other inputs needing one, the input is a
+// constant from the start (a mask, a frozen weight); when it is the only one, it stops needing
+// a gradient between the forward and the backward (a one-input op's backward runs only then).
+// Runs in a child process: check_in_child names a crash.
+std::string check_input_without_gradient(Grader& g, const GradCase& c) {
+    const Tensor weight = reference_weight(c);
+    for (size_t i = 0; i < c.inputs.size(); ++i) {
+        if (!c.inputs[i].requires_grad()) continue;
+        bool others = false;
+        for (size_t j = 0; j < c.inputs.size(); ++j)
+            others = others || (j != i && c.inputs[j].requires_grad());
+        auto copies = [&] {
+            std::vector<Tensor> out;
+            for (size_t j = 0; j < c.inputs.size(); ++j)
+                out.push_back(c.inputs[j].detach().set_requires_grad(c.inputs[j].requires_grad() &&
+                                                                     (j != i || !others)));
+            return out;
+        };
+        const std::string without = c.names[i] + ": requires_grad false";
+        std::vector<Tensor> inputs = copies();
+        std::string why;
+        if (others) {
+            why = learner_backward(g, c, inputs, weight, "backward (" + without + ")");
+        } else {
+            g.phase("forward");
+            Tensor out = c.learner(inputs);
+            if (!out.defined() || out.shape() != weight.shape() || !out.requires_grad())
+                return "";  // the backward check says what is wrong
+            inputs[i].set_requires_grad(false);
+            g.phase("backward (" + without + ")");
+            out.backward(weight);
+            g.phase("checking");
+        }
+        if (!why.empty()) return why + " (" + without + ")";
+        if (!others) continue;
+        std::vector<Tensor> reference_inputs = copies();
+        const auto want = reference_gradients(c, reference_inputs, weight);
+        std::string failures;
+        for (size_t j = 0; j < c.inputs.size(); ++j) {
+            if (!inputs[j].requires_grad()) continue;
+            CompareContext context =
+                j < c.grad_contexts.size() ? c.grad_contexts[j] : CompareContext{};
+            context.alternatives.push_back(
+                {"no gradient at all: a backward that returns when one parent_grad is nullptr "
+                 "leaves the other inputs without theirs; check each one on its own",
+                 std::vector<double>(want[j].size(), 0.0)});
+            add_line(failures, compare_gradient(inputs[j], want[j], context,
+                                                "d" + c.names[j] + " (" + without + ")"));
+        }
+        if (!failures.empty()) return failures;  // the first input that shows it is enough
+    }
+    return "";
+}
+
+}  // namespace
+
 void check_gradients(Grader& g, const GradCase& c) {
     g.check(c.label + ": forward", [&]() -> std::string {
         g.phase("forward");
@@ -146,33 +299,24 @@ void check_gradients(Grader& g, const GradCase& c) {
         return compare(c.output, values(got), values(want), context);
     });
     g.check(c.label + ": backward vs seqgrad", [&]() -> std::string {
-        for (Tensor t : c.inputs) t.zero_grad();
-        Tensor want_out = c.reference(c.inputs);
-        Tensor weight = upstream_gradient(want_out.shape());
-        want_out.backward(weight);
-        std::vector<std::vector<double>> want;
-        for (Tensor t : c.inputs) want.push_back(gradient(t)), t.zero_grad();
-        g.phase("forward");
-        Tensor got_out = c.learner(c.inputs);
-        if (!got_out.defined() || got_out.shape() != want_out.shape())
-            return "the forward's shape is wrong (see the forward check)";
-        if (!got_out.requires_grad())
-            return "the result records no backward: call record(out, ...) with the inputs";
-        g.phase("backward");
-        got_out.backward(weight);
-        g.phase("checking");
-        std::string failures;
+        const Tensor weight = reference_weight(c);
+        const auto want = reference_gradients(c, c.inputs, weight);
+        std::string failures = learner_backward(g, c, c.inputs, weight);
+        if (!failures.empty()) return failures;
         for (size_t i = 0; i < c.inputs.size(); ++i) {
             if (!c.inputs[i].requires_grad()) continue;
             CompareContext context =
                 i < c.grad_contexts.size() ? c.grad_contexts[i] : CompareContext{};
-            context.shape = dims(c.inputs[i]);
-            std::string why = compare("d" + c.names[i], gradient(c.inputs[i]), want[i], context);
-            if (!why.empty()) failures += (failures.empty() ? "" : "\n") + why;
+            add_line(failures, compare_gradient(c.inputs[i], want[i], context, "d" + c.names[i]));
         }
         for (Tensor t : c.inputs) t.zero_grad();
         return failures;
     });
+    g.check(c.label + ": backward adds to a gradient already there",
+            [&] { return check_accumulates(g, c); });
+    g.check_in_child(
+        c.label + ": backward with an input that needs no gradient",
+        [&] { return check_input_without_gradient(g, c); }, kNullParentGrad);
     if (!c.finite_differences) return;
     g.check(c.label + ": backward vs central differences", [&]() -> std::string {
         g.phase("backward");

@@ -13,7 +13,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <iostream>
 #include <map>
@@ -24,6 +26,29 @@
 namespace seqgrad::grading {
 
 // ---- the child's side ------------------------------------------------------------------------
+
+namespace {
+
+const char* signal_name(int sig) {
+    switch (sig) {
+        case SIGSEGV:
+            return "SIGSEGV";
+        case SIGABRT:
+            return "SIGABRT";
+        case SIGFPE:
+            return "SIGFPE";
+        case SIGBUS:
+            return "SIGBUS";
+        case SIGILL:
+            return "SIGILL";
+        case SIGKILL:
+            return "SIGKILL";
+        default:
+            return "a signal";
+    }
+}
+
+}  // namespace
 
 void Grader::send(const std::string& line) {
     std::string text = line + "\n";
@@ -53,6 +78,52 @@ void Grader::check(const std::string& name, const std::function<std::string()>& 
     for (char& ch : detail)
         if (ch == '\n' || ch == '\t') ch = '\x1f';
     send("C\t" + name + "\t" + status + "\t" + detail);
+}
+
+void Grader::check_in_child(const std::string& name, const std::function<std::string()>& fn,
+                            const std::string& crash_diagnosis) {
+    int fds[2];
+    if (::pipe(fds) != 0) throw std::runtime_error("pipe failed");
+    std::cout.flush();
+    std::fflush(nullptr);
+    const pid_t pid = ::fork();
+    if (pid < 0) throw std::runtime_error("fork failed");
+    if (pid == 0) {  // the check, reporting to this process instead of the grader
+        ::close(fds[0]);
+        fd_ = fds[1];
+        check(name, fn);
+        ::_exit(0);
+    }
+    ::close(fds[1]);
+    // forward the child's lines: its phases (a time limit then names the phase) and its result
+    std::string buffer, phase = "setup";
+    bool reported = false;
+    char chunk[4096];
+    for (ssize_t n; (n = ::read(fds[0], chunk, sizeof chunk)) != 0;) {
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) break;
+        buffer.append(chunk, size_t(n));
+        for (size_t nl; (nl = buffer.find('\n')) != std::string::npos;) {
+            const std::string line = buffer.substr(0, nl);
+            buffer.erase(0, nl + 1);
+            if (line.rfind("P\t", 0) == 0) phase = line.substr(2);
+            if (line.rfind("C\t", 0) == 0) reported = true;
+            send(line);
+        }
+    }
+    ::close(fds[0]);
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (reported) return;
+    std::string detail =
+        WIFSIGNALED(status)
+            ? fmt::format("crashed ({}) in the {}", signal_name(WTERMSIG(status)), phase)
+            : fmt::format("exited with status {} in the {}",
+                          WIFEXITED(status) ? WEXITSTATUS(status) : -1, phase);
+    if (phase.rfind("backward", 0) == 0 && !crash_diagnosis.empty())
+        detail += ": " + crash_diagnosis;
+    check(name, [&] { return detail; });
 }
 
 int64_t Grader::random_size(Rng& rng, int64_t lo, int64_t hi) const {
@@ -86,25 +157,6 @@ struct Outcome {
     std::string failure;  // crashed / timed out / exited
 };
 
-const char* signal_name(int sig) {
-    switch (sig) {
-        case SIGSEGV:
-            return "SIGSEGV";
-        case SIGABRT:
-            return "SIGABRT";
-        case SIGFPE:
-            return "SIGFPE";
-        case SIGBUS:
-            return "SIGBUS";
-        case SIGILL:
-            return "SIGILL";
-        case SIGKILL:
-            return "SIGKILL";
-        default:
-            return "a signal";
-    }
-}
-
 void parse_line(const std::string& line, Outcome& out) {
     std::vector<std::string> f;
     std::stringstream ss(line);
@@ -126,7 +178,11 @@ Outcome run_in_child(const Exercise& ex, const ExerciseTable& table, uint64_t se
     std::cout.flush();
     pid_t pid = ::fork();
     if (pid < 0) throw std::runtime_error("fork failed");
+    // the child leads a process group of its own: a time limit ends the children of
+    // check_in_child too
+    if (pid > 0) ::setpgid(pid, pid);
     if (pid == 0) {
+        ::setpgid(0, 0);
         ::close(fds[0]);
         ::dup2(2, 1);  // the learner's prints go to stderr, the table stays readable
         Grader g(fds[1], seed, table);
@@ -164,7 +220,7 @@ Outcome run_in_child(const Exercise& ex, const ExerciseTable& table, uint64_t se
         }
     }
     ::close(fds[0]);
-    if (timed_out) ::kill(pid, SIGKILL);
+    if (timed_out) ::kill(-pid, SIGKILL);
     int status = 0;
     ::waitpid(pid, &status, 0);
     if (timed_out)

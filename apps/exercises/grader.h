@@ -26,6 +26,11 @@ class Grader {
     // Runs `fn`: "" = pass, else the diagnosis. NotImplemented = not done, any other exception
     // = fail with its message.
     void check(const std::string& name, const std::function<std::string()>& fn);
+    // check() with `fn` in a child process of its own: a crash there fails this check only
+    // ("crashed (SIGSEGV) in the <phase>", then ": <crash_diagnosis>" when the phase begins with
+    // "backward"), and the exercise's other checks still run.
+    void check_in_child(const std::string& name, const std::function<std::string()>& fn,
+                        const std::string& crash_diagnosis);
     // A generator for this exercise's random shapes and values (from the printed seed).
     Rng rng(uint64_t stream) const { return Rng(seed_ * 1000003 + stream); }
     int64_t random_size(Rng& rng, int64_t lo, int64_t hi) const;
@@ -98,9 +103,16 @@ struct GradCase {
     std::vector<CompareContext> grad_contexts;
     bool finite_differences = true;  // false for inputs holding -inf
 };
-// Adds the checks "<label>: forward", "<label>: backward vs seqgrad" and "<label>: backward vs
-// central differences" (the last two in the phase "backward").
+// Adds the checks "<label>: forward", "<label>: backward vs seqgrad", then the backward again
+// in the two situations a real graph brings: "<label>: backward adds to a gradient already
+// there" (the inputs' gradients pre-filled, as when an input feeds several ops: `=` instead of
+// `+=` shows) and "<label>: backward with an input that needs no gradient" (each input in turn,
+// in a child process: parent_grad returns nullptr for it), and last "<label>: backward vs central
+// differences".
 void check_gradients(Grader& g, const GradCase& c);
+// The diagnoses of those two checks.
+extern const char* const kOverwrittenGradient;
+extern const char* const kNullParentGrad;
 // The upstream gradient "backward vs seqgrad" sends into both outputs: uniform(−1, 1) from a
 // fixed seed, never all ones (which hides a transposed gradient). A check that predicts the
 // gradients of a known slip uses the same.
