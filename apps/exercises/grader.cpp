@@ -11,6 +11,9 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <unistd.h>
 
 #include <cerrno>
@@ -46,6 +49,15 @@ const char* signal_name(int sig) {
         default:
             return "a signal";
     }
+}
+
+// In a fork's child: ends it when `parent` ends (on Linux), so that no check outlives the
+// process that waits for it (which a time limit, Ctrl-C or ctest's own limit may end).
+void die_with(pid_t parent) {
+#ifdef __linux__
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
+    if (::getppid() != parent) ::_exit(1);
 }
 
 }  // namespace
@@ -86,9 +98,11 @@ void Grader::check_in_child(const std::string& name, const std::function<std::st
     if (::pipe(fds) != 0) throw std::runtime_error("pipe failed");
     std::cout.flush();
     std::fflush(nullptr);
+    const pid_t parent = ::getpid();
     const pid_t pid = ::fork();
     if (pid < 0) throw std::runtime_error("fork failed");
     if (pid == 0) {  // the check, reporting to this process instead of the grader
+        die_with(parent);
         ::close(fds[0]);
         fd_ = fds[1];
         check(name, fn);
@@ -176,13 +190,11 @@ Outcome run_in_child(const Exercise& ex, const ExerciseTable& table, uint64_t se
     int fds[2];
     if (::pipe(fds) != 0) throw std::runtime_error("pipe failed");
     std::cout.flush();
+    const pid_t parent = ::getpid();
     pid_t pid = ::fork();
     if (pid < 0) throw std::runtime_error("fork failed");
-    // the child leads a process group of its own: a time limit ends the children of
-    // check_in_child too
-    if (pid > 0) ::setpgid(pid, pid);
     if (pid == 0) {
-        ::setpgid(0, 0);
+        die_with(parent);
         ::close(fds[0]);
         ::dup2(2, 1);  // the learner's prints go to stderr, the table stays readable
         Grader g(fds[1], seed, table);
@@ -220,7 +232,7 @@ Outcome run_in_child(const Exercise& ex, const ExerciseTable& table, uint64_t se
         }
     }
     ::close(fds[0]);
-    if (timed_out) ::kill(-pid, SIGKILL);
+    if (timed_out) ::kill(pid, SIGKILL);
     int status = 0;
     ::waitpid(pid, &status, 0);
     if (timed_out)
