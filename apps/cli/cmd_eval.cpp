@@ -31,7 +31,7 @@ const char* kHelp =
     R"(usage: seqgrad eval RUN_DIR [--test FILE.tsv] [--beam K] [--alpha A] [--out FILE]
                     [--checkpoint best|last] [--limit N] [--length-penalty P]
                     [--coverage B] [--no-repeat-ngram N] [--summary-csv FILE]
-                    [--metrics LIST] [--attention-stats]
+                    [--metrics LIST] [--attention-stats] [--long-input P]
 
 Decodes a test set with the model trained in RUN_DIR and prints, first, sacreBLEU's default
 corpus BLEU (13a tokenisation, cased) with its signature and chrF, of the output against the
@@ -342,10 +342,10 @@ void append_summary_row(const std::string& path, const EvalSummary& s) {
 int cmd_eval(const Argv& argv) {
     Args args(argv,
               {"test", "beam", "alpha", "out", "checkpoint", "limit", "length-penalty", "coverage",
-               "no-repeat-ngram", "summary-csv", "metrics"},
+               "no-repeat-ngram", "summary-csv", "metrics", "long-input"},
               {"help", "attention-stats"});
     if (args.has("help") || args.positional().size() != 1) {
-        fmt::print(args.has("help") ? stdout : stderr, "{}", kHelp);
+        fmt::print(args.has("help") ? stdout : stderr, "{}{}", kHelp, kLongInputHelp);
         return args.has("help") ? 0 : 2;
     }
     const std::string run_dir = args.positional()[0];
@@ -373,8 +373,9 @@ int cmd_eval(const Argv& argv) {
 
     auto start = std::chrono::steady_clock::now();
     std::vector<std::string> hypotheses;
-    const std::vector<Translation> translations =
-        translate(*run.model, run.task, sources, summary.options);
+    const std::vector<Translation> translations = translate(
+        *run.model, run.task, sources, summary.options, input_extras_from_args(args, run));
+    const size_t refused = report_long_inputs(translations, "test pair ");
     for (const Translation& t : translations) hypotheses.push_back(t.text);
     summary.seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -425,7 +426,12 @@ int cmd_eval(const Argv& argv) {
     for (const std::string& h : hypotheses) text += h + "\n";
     write_file_atomically(out, text);
     fmt::print("hypotheses written to {}\n", out);
-    return 0;
+    if (refused > 0)
+        fmt::print(stderr,
+                   "{} test sentence{} refused as longer than the model reads: scored as empty "
+                   "output\n",
+                   refused, refused == 1 ? "" : "s");
+    return refused > 0 ? 1 : 0;
 }
 
 }  // namespace seqgrad

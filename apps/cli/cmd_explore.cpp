@@ -24,7 +24,7 @@ const char* kHelp =
     R"(usage: seqgrad explore RUN_DIR [--test FILE.tsv | --input FILE] [--limit N] [--beam K]
                        [--alpha A] [--nbest N] [--checkpoint best|last] [--what-if-steps S]
                        [--gradient-sentences N] [--ig-sentences N] [--ig-steps K]
-                       [--tape-sentences N] [--no-gradients]
+                       [--tape-sentences N] [--no-gradients] [--long-input P]
                        [--out FILE.html]
        seqgrad explore RUN_A RUN_B [RUN_C ...] [the same options] --out FILE.html
 
@@ -154,6 +154,29 @@ ExploreOptions explore_options(const ExploreRequest& request, const LoadedRun& r
     return options;
 }
 
+// Cuts or leaves out (--long-input) the sentences longer than the run's model reads.
+void fit_to_model(const ExploreRequest& request, const LoadedRun& run, ExploreInput& input,
+                  size_t& refused) {
+    Args policy({"--long-input", request.long_input}, {"long-input"}, {});
+    const std::vector<size_t> kept =
+        fit_sources(run, input_extras_from_args(policy, run), input.sources,
+                    input.origin + ": sentence", refused);
+    if (kept.size() == input.sources.size()) return;
+    if (kept.empty())
+        throw Error(
+            fmt::format("{}: every sentence is longer than the model reads (--long-input "
+                        "refuse); nothing to explore",
+                        input.origin));
+    ExploreInput fitted = input;
+    fitted.sources.clear();
+    fitted.references.clear();
+    for (size_t i : kept) {
+        fitted.sources.push_back(input.sources[i]);
+        if (!input.references.empty()) fitted.references.push_back(input.references[i]);
+    }
+    input = std::move(fitted);
+}
+
 }  // namespace
 
 ExploreInput read_explore_input(const ExploreRequest& request, const Config& config) {
@@ -195,12 +218,14 @@ ExploreReport run_explore(const ExploreRequest& request) {
         if (inputs.size() > 1) check_same_test_set(run_dirs[0], inputs[0], run_dir, inputs.back());
     }
     std::vector<nlohmann::json> data;
+    size_t refused = 0;
     for (size_t k = 0; k < runs.size(); ++k) {
         ExploreInput& input = inputs[k];
         if (input.sources.size() > size_t(request.limit)) {
             input.sources.resize(size_t(request.limit));
             if (!input.references.empty()) input.references.resize(size_t(request.limit));
         }
+        fit_to_model(request, runs[k], input, refused);
         if (runs.size() > 1 && request.progress) fmt::print(stderr, "{}:\n", run_dirs[k]);
         data.push_back(explore_data(runs[k], run_dirs[k], input, options[k]));
     }
@@ -215,6 +240,7 @@ ExploreReport run_explore(const ExploreRequest& request) {
     report.bytes = page.size();
     report.sentences = input.sources.size();
     report.available = input.available;
+    report.refused = refused;
     if (report.available > report.sentences)
         report.left_out = fmt::format("left out {} of the {} sentences of {} (--limit {})",
                                       report.available - report.sentences, report.available,
@@ -223,16 +249,17 @@ ExploreReport run_explore(const ExploreRequest& request) {
 }
 
 int cmd_explore(const Argv& argv) {
-    Args args(argv,
-              {"test", "input", "limit", "beam", "alpha", "nbest", "checkpoint", "what-if-steps",
-               "out", "gradient-sentences", "ig-sentences", "ig-steps", "tape-sentences"},
-              {"help", "no-gradients"});
+    Args args(
+        argv,
+        {"test", "input", "limit", "beam", "alpha", "nbest", "checkpoint", "what-if-steps", "out",
+         "gradient-sentences", "ig-sentences", "ig-steps", "tape-sentences", "long-input"},
+        {"help", "no-gradients"});
     if (args.has("help")) {
-        fmt::print("{}", kHelp);
+        fmt::print("{}{}", kHelp, kLongInputHelp);
         return 0;
     }
     if (args.positional().empty()) {
-        fmt::print(stderr, "{}", kHelp);
+        fmt::print(stderr, "{}{}", kHelp, kLongInputHelp);
         return 2;
     }
     ExploreRequest request;
@@ -256,11 +283,15 @@ int cmd_explore(const Argv& argv) {
     request.integrated_sentences = args.get_int("ig-sentences", 3);
     request.integrated_steps = args.get_int("ig-steps", 32);
     request.tape_sentences = args.get_int("tape-sentences", 3);
+    request.long_input = args.get("long-input", "truncate");
     const ExploreReport r = run_explore(request);
     fmt::print("wrote {} ({}, {} sentences)\n", r.path, human_size(r.bytes), r.sentences);
     if (!r.left_out.empty()) fmt::print("{}\n", r.left_out);
     fmt::print("open it in a browser; FILE.html#sentence=N opens sentence N\n");
-    return 0;
+    if (r.refused > 0)
+        fmt::print(stderr, "{} sentence{} left out as longer than the model reads\n", r.refused,
+                   r.refused == 1 ? "" : "s");
+    return r.refused > 0 ? 1 : 0;
 }
 
 }  // namespace seqgrad

@@ -26,6 +26,7 @@ const char* kHelp =
     R"(usage: seqgrad translate RUN_DIR [--input FILE] [--beam K] [--alpha A] [--nbest N]
                          [--max-length L] [--checkpoint best|last] [--tokens]
                          [--prefix "target words"] [--trace FILE.jsonl]
+                         [--long-input truncate|refuse]
 
 Translates sentences, one per line, read from stdin (or FILE) with the model trained in
 RUN_DIR, and writes one translation per line to stdout, in input order. Input lines go through
@@ -58,9 +59,12 @@ by; LOGPROB the total log-probability), and every block ends with a blank line, 
 separated by blank lines and an empty input gives just the blank line.
 )";
 
-// --prefix and --trace; `traced` collects the JSON lines of --trace.
+// --prefix, --trace and --long-input; `traced` collects the JSON lines of --trace.
 struct TranslateRequest {
     std::vector<int32_t> forced_prefix;  // target ids, empty = none
+    TranslateExtras input;               // --long-input and the trained length
+    std::string name;                    // the input's name for the notes: a file or "stdin"
+    size_t refused = 0;                  // lines refused as longer than the model reads
     bool trace = false;
     std::vector<std::string> traced;
     size_t lines_done = 0;  // input lines before this batch (for the line numbers)
@@ -96,11 +100,12 @@ std::string trace_line(const LoadedRun& run, size_t line, const std::string& sou
 void print_translations(const LoadedRun& run, const DecodeOptions& options,
                         const std::vector<std::string>& lines, int nbest, bool tokens,
                         std::ostream& out, TranslateRequest& request) {
-    TranslateExtras extras;
+    TranslateExtras extras = request.input;
     extras.trace = request.trace;
     if (!request.forced_prefix.empty())
         extras.forced_prefixes.assign(lines.size(), request.forced_prefix);
     std::vector<Translation> translations = translate(*run.model, run.task, lines, options, extras);
+    request.refused += report_long_inputs(translations, request.name, request.lines_done + 1);
     if (request.trace)
         for (size_t i = 0; i < lines.size(); ++i)
             request.traced.push_back(
@@ -163,6 +168,7 @@ DecodeOptions translate_options(const Args& args, const LoadedRun& run, int nbes
 // --trace and --prefix.
 TranslateRequest translate_request(const Args& args, const LoadedRun& run) {
     TranslateRequest request;
+    request.input = input_extras_from_args(args, run);
     request.trace = args.has("trace");
     if (args.has("prefix")) {
         const std::string prefix = args.get("prefix");
@@ -198,14 +204,15 @@ void translate_interactively(const LoadedRun& run, const DecodeOptions& options,
 
 int cmd_translate(const Argv& argv) {
     Args args(argv,
-              {"input", "beam", "alpha", "nbest", "max-length", "checkpoint", "prefix", "trace"},
+              {"input", "beam", "alpha", "nbest", "max-length", "checkpoint", "prefix", "trace",
+               "long-input"},
               {"help", "tokens"});
     if (args.has("help")) {
-        fmt::print("{}", kHelp);
+        fmt::print("{}{}", kHelp, kLongInputHelp);
         return 0;
     }
     if (args.positional().size() != 1) {
-        fmt::print(stderr, "{}", kHelp);
+        fmt::print(stderr, "{}{}", kHelp, kLongInputHelp);
         return 2;
     }
     LoadedRun run = load_run_from_args(args, args.positional()[0]);
@@ -230,11 +237,19 @@ int cmd_translate(const Argv& argv) {
     }
     std::istream& in = from_file ? static_cast<std::istream&>(file) : std::cin;
     const std::string name = from_file ? args.get("input") : "stdin";
+    request.name = name + ":";
+    // The exit status: 1 when a line was refused (--long-input refuse), after every other line.
+    auto status = [&] {
+        if (request.refused == 0) return 0;
+        fmt::print(stderr, "{} line{} refused as longer than the model reads\n", request.refused,
+                   request.refused == 1 ? "" : "s");
+        return 1;
+    };
 
     if (!from_file && isatty(STDIN_FILENO)) {
         translate_interactively(run, options, nbest, tokens, request);
         write_trace();
-        return 0;
+        return status();
     }
 
     std::vector<std::string> lines = read_utf8_lines(in, name);
@@ -247,7 +262,7 @@ int cmd_translate(const Argv& argv) {
                lines.size(), seconds, double(lines.size()) / std::max(seconds, 1e-9),
                options.beam_size);
     write_trace();
-    return 0;
+    return status();
 }
 
 }  // namespace seqgrad

@@ -45,10 +45,12 @@ struct ExploreRequest {
     int tape_sentences = 3;  // the recorded graph of the first N sentences' loss
     double alpha = std::numeric_limits<double>::quiet_NaN();
     bool progress = true;
+    std::string long_input = "truncate";  // or "refuse" (apps/cli/run_args.h, fit_sources)
 };
 struct ExploreReport {
     std::string path;
     size_t bytes = 0, sentences = 0, available = 0;
+    size_t refused = 0;    // sentences left out as longer than the model reads (--long-input)
     std::string left_out;  // what --limit left out, in words; empty when nothing
 };
 // Writes the explore file atomically (default RUN_DIR/explore.html). Throws seqgrad::Error

@@ -23,6 +23,112 @@ DecodeOptions decode_options_from_args(const Args& args, const LoadedRun& run, i
     return options;
 }
 
+const char* kLongInputHelp =
+    R"(  --long-input P    truncate (default) or refuse a line longer than the model reads (a
+                    Transformer with learned positions: model.max_positions tokens, <eos>
+                    included): truncate translates its first tokens, refuse leaves it
+                    untranslated (an empty line; the exit status is then 1). Either way the
+                    line's number and length are printed on stderr and the other lines are
+                    translated. A Transformer with sinusoidal positions reads any length, and a
+                    line longer than training's data.max_source_len gets a warning.
+)";
+
+TranslateExtras input_extras_from_args(const Args& args, const LoadedRun& run) {
+    TranslateExtras extras;
+    const std::string policy = args.get("long-input", "truncate");
+    if (policy != "truncate" && policy != "refuse")
+        throw Error(fmt::format("--long-input: expected truncate or refuse, got \"{}\"", policy));
+    extras.long_input = policy == "refuse" ? LongInput::refuse : LongInput::truncate;
+    extras.trained_source_length = run.config.data.max_source_len;
+    return extras;
+}
+
+size_t report_long_inputs(const std::vector<Translation>& translations, const std::string& name,
+                          size_t first_line) {
+    size_t refused = 0;
+    for (size_t i = 0; i < translations.size(); ++i) {
+        if (translations[i].length_note.empty()) continue;
+        fmt::print(stderr, "{}{}: {}\n", name, first_line + i, translations[i].length_note);
+        refused += translations[i].refused;
+    }
+    return refused;
+}
+
+std::vector<size_t> fit_sources(const LoadedRun& run, const TranslateExtras& extras,
+                                std::vector<std::string>& sources, const std::string& name,
+                                size_t& refused) {
+    const int64_t limit = readable_length(run.config.model);
+    const bool sinusoidal =
+        run.config.model.kind == "transformer" && run.config.model.positional == "sinusoidal";
+    auto length_of = [&](const std::string& text) {
+        return int64_t(run.task.encode_source(text).size());
+    };
+    std::vector<size_t> kept;
+    refused = 0;
+    for (size_t i = 0; i < sources.size(); ++i) {
+        const int64_t length = length_of(sources[i]);
+        if (limit > 0 && length > limit && extras.long_input == LongInput::refuse) {
+            fmt::print(stderr,
+                       "{} {}: refused: {} tokens with <eos>, longer than the {} the model reads "
+                       "(model.max_positions)\n",
+                       name, i + 1, length, limit);
+            ++refused;
+            continue;
+        }
+        if (limit > 0 && length > limit) {
+            // The longest prefix of whole words that fits (at least one word's tokens).
+            std::vector<std::string> words;
+            std::string word;
+            for (char c : sources[i] + " ") {
+                if (c != ' ' && c != '\t') {
+                    word += c;
+                } else if (!word.empty()) {
+                    words.push_back(word);
+                    word.clear();
+                }
+            }
+            std::string prefix;
+            for (const std::string& w : words) {
+                const std::string longer = prefix.empty() ? w : prefix + " " + w;
+                if (length_of(longer) > limit) break;
+                prefix = longer;
+            }
+            if (prefix.empty() && !words.empty()) {
+                // The first word alone is too long (a character model): its longest prefix of
+                // whole characters that fits, by bisection over the code points' starts.
+                const std::string& w = words[0];
+                std::vector<size_t> ends;  // byte ends of the first 1, 2, ... code points
+                for (size_t b = 1; b <= w.size(); ++b)
+                    if (b == w.size() || (static_cast<unsigned char>(w[b]) & 0xC0) != 0x80)
+                        ends.push_back(b);
+                size_t lo = 0, hi = ends.size();  // the answer is in [lo, hi] code points
+                while (lo < hi) {
+                    const size_t mid = (lo + hi + 1) / 2;
+                    if (length_of(w.substr(0, ends[mid - 1])) <= limit)
+                        lo = mid;
+                    else
+                        hi = mid - 1;
+                }
+                prefix = lo == 0 ? std::string() : w.substr(0, ends[lo - 1]);
+            }
+            fmt::print(stderr,
+                       "{} {}: truncated: {} tokens with <eos>, longer than the {} the model "
+                       "reads (model.max_positions); its beginning, {} tokens, is used\n",
+                       name, i + 1, length, limit, length_of(prefix));
+            sources[i] = prefix;
+        } else if (sinusoidal && extras.trained_source_length > 0 &&
+                   length > extras.trained_source_length) {
+            fmt::print(stderr,
+                       "{} {}: {} tokens with <eos>, longer than any in training "
+                       "(data.max_source_len {}): the sinusoidal positions go past the trained "
+                       "length\n",
+                       name, i + 1, length, extras.trained_source_length);
+        }
+        kept.push_back(i);
+    }
+    return kept;
+}
+
 std::vector<SentencePair> load_test_set(const Args& args, const Config& c, std::string& origin) {
     CorpusOptions options;
     options.source_column = c.data.source_column;

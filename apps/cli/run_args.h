@@ -7,8 +7,8 @@
 
 #include "apps/cli/args.h"
 #include "seqgrad/data/corpus.h"
-#include "seqgrad/models/run/run.h"
 #include "seqgrad/models/decoding/translator.h"
+#include "seqgrad/models/run/run.h"
 
 namespace seqgrad {
 
@@ -20,6 +20,27 @@ LoadedRun load_run_from_args(const Args& args, const std::string& run_dir);
 // `default_beam`, or decode.beam_size when that is 0. Throws seqgrad::Error on K < 1.
 DecodeOptions decode_options_from_args(const Args& args, const LoadedRun& run,
                                        int default_beam = 0);
+
+// How translate() treats a source longer than the model reads (models/decoding/translator.h):
+// --long-input truncate (the default) or refuse; and the run's data.max_source_len, past which a
+// Transformer's sinusoidal positions are noted. Throws seqgrad::Error on another value.
+TranslateExtras input_extras_from_args(const Args& args, const LoadedRun& run);
+// The --long-input option's help, for the commands' help texts.
+extern const char* kLongInputHelp;
+
+// Prints each translation's length note on stderr as "PREFIXN: note" (translation i is number
+// first_line + i; PREFIX e.g. "stdin:" or "test pair ") and returns how many were refused.
+size_t report_long_inputs(const std::vector<Translation>& translations, const std::string& prefix,
+                          size_t first_line = 1);
+
+// For the tools that read a sentence's text more than once (explore): each source longer than
+// the model reads is cut to its longest prefix of whole words that fits (LongInput::truncate) or
+// left out (refuse: its index is not among those returned; the caller drops its reference too).
+// Each is reported on stderr as "NAME N: ..." (N counts from 1), as is a sinusoidal Transformer's
+// source longer than training's. `refused` counts those left out.
+std::vector<size_t> fit_sources(const LoadedRun& run, const TranslateExtras& extras,
+                                std::vector<std::string>& sources, const std::string& name,
+                                size_t& refused);
 
 // The test pairs of a run: --test FILE.tsv (columns as data.source_column says), else the date
 // task's held-out split (generated as in training) or data.test of a TSV task. `origin` tells

@@ -19,6 +19,48 @@ DecodeOptions decode_options_from(const DecodeConfig& c) {
     return o;
 }
 
+int64_t readable_length(const ModelConfig& config) {
+    return config.kind == "transformer" && config.positional == "learned" ? config.max_positions
+                                                                          : 0;
+}
+
+namespace {
+
+// Fits source i (ids `encoded`, tokens `tokens`, both ending with <eos>) to what the model reads,
+// as TranslateExtras asks; false when it is refused.
+bool fit_source_length(const ModelConfig& config, const TranslateExtras& extras,
+                       std::vector<int32_t>& encoded, std::vector<std::string>& tokens,
+                       Translation& result) {
+    const int64_t length = int64_t(encoded.size()), limit = readable_length(config);
+    if (limit > 0 && length > limit) {
+        if (extras.long_input == LongInput::refuse) {
+            result.refused = true;
+            result.length_note = fmt::format(
+                "refused: {} tokens with <eos>, longer than the {} the model reads "
+                "(model.max_positions)",
+                length, limit);
+            return false;
+        }
+        encoded.resize(size_t(limit - 1));
+        encoded.push_back(Vocab::EOS);
+        tokens.resize(size_t(limit - 1));
+        tokens.push_back(std::string(Vocab::eos_token));
+        result.length_note = fmt::format(
+            "truncated: {} tokens with <eos>, longer than the {} the model reads "
+            "(model.max_positions); the first {} are translated",
+            length, limit, limit - 1);
+    } else if (config.kind == "transformer" && config.positional == "sinusoidal" &&
+               extras.trained_source_length > 0 && length > extras.trained_source_length) {
+        result.length_note = fmt::format(
+            "{} tokens with <eos>, longer than any in training (data.max_source_len {}): the "
+            "sinusoidal positions go past the trained length; expect a worse translation",
+            length, extras.trained_source_length);
+    }
+    return true;
+}
+
+}  // namespace
+
 std::vector<Translation> translate(const TranslationModel& model, const Task& task,
                                    const std::vector<std::string>& sources,
                                    const DecodeOptions& options, int batch_size) {
@@ -27,9 +69,12 @@ std::vector<Translation> translate(const TranslationModel& model, const Task& ta
 
 std::vector<Translation> translate(const TranslationModel& model, const Task& task,
                                    const std::vector<std::string>& sources,
-                                   const DecodeOptions& options, const TranslateExtras& extras,
+                                   const DecodeOptions& requested, const TranslateExtras& extras,
                                    int batch_size) {
     NoGradGuard no_grad;
+    DecodeOptions options = requested;
+    if (const int64_t limit = readable_length(model.config()); limit > 0)
+        options.max_length = int(std::min<int64_t>(options.max_length, limit));
     if (!extras.forced_prefixes.empty() && extras.forced_prefixes.size() != sources.size())
         throw Error(fmt::format("translate: {} forced prefixes for {} sources",
                                 extras.forced_prefixes.size(), sources.size()));
@@ -41,8 +86,9 @@ std::vector<Translation> translate(const TranslationModel& model, const Task& ta
         std::vector<std::string> tokens = task.pipeline.source_tokens(sources[i]);
         if (tokens.empty()) continue;  // an empty line translates to an empty line
         tokens.push_back(std::string(Vocab::eos_token));
-        results[i].source_tokens = tokens;
         encoded[i] = task.encode_source(sources[i]);
+        if (!fit_source_length(model.config(), extras, encoded[i], tokens, results[i])) continue;
+        results[i].source_tokens = tokens;
         order.push_back(i);
     }
     std::stable_sort(order.begin(), order.end(),

@@ -493,6 +493,18 @@ Config Config::from_json(const json& j, const std::string& source) {
     c.train = read_train(j, source);
     c.decode = read_decode(j, source);
     c.output = read_output(j, source);
+    // A learned position table reads at most model.max_positions ids on either side; training
+    // keeps pairs up to data.max_source_len / data.max_target_len ids, which must fit.
+    if (c.model.kind == "transformer" && c.model.positional == "learned")
+        for (const auto& [key, length] :
+             {std::pair<const char*, int>{"max_source_len", c.data.max_source_len},
+              {"max_target_len", c.data.max_target_len}})
+            if (c.model.max_positions < length)
+                throw Error(fmt::format(
+                    "{}: model.max_positions {} is shorter than data.{} {}: the learned "
+                    "position table would not reach the longest training sentences; raise "
+                    "model.max_positions or lower data.{}",
+                    source, c.model.max_positions, key, length, key));
     if (c.train.coverage_loss > 0 && c.model.coverage == "none")
         throw Error(fmt::format(
             "{}: train.coverage_loss {} needs a coverage vector: model.coverage is \"none\" "

@@ -14,6 +14,7 @@
 #include "seqgrad/autograd/kernels/gemm.h"
 #include "seqgrad/autograd/kernels/parallel.h"
 #include "seqgrad/data/file_io.h"
+#include "seqgrad/models/decoding/translator.h"
 #include "seqgrad/models/model/seq2seq.h"
 #include "seqgrad/models/model/translation_model.h"
 #include "seqgrad/models/run/task.h"
@@ -187,7 +188,10 @@ class Run {
         b.seed = config_.train.seed;
         train_batches_ = std::make_unique<Batcher>(task_.encode(task_.train), b);
         b.shuffle = false;
-        b.max_source_length = b.max_target_length = 0;
+        // Validation keeps every pair but those a learned position table cannot read (their
+        // loss cannot be computed; validation decoding truncates them,
+        // models/decoding/translator.h).
+        b.max_source_length = b.max_target_length = size_t(readable_length(config_.model));
         valid_batches_ = std::make_unique<Batcher>(task_.encode(task_.valid), b);
         if (train_batches_->num_examples() == 0)
             throw Error(
