@@ -342,6 +342,7 @@ TrainConfig read_train(const json& j, const std::string& source) {
     r.integer("log_every", t.log_every, 1);
     r.integer("validate_every", t.validate_every, 0);
     r.integer("patience", t.patience, 0);
+    r.choice("best_metric", t.best_metric, {"loss", "bleu", "chrf"});
     r.seed("seed", t.seed);
     r.integer("threads", t.threads, 1, 256);
     r.choice("parallel", t.parallel, {"data", "blas"});
@@ -458,6 +459,7 @@ json as_json(const TrainConfig& t) {
                 {"log_every", t.log_every},
                 {"validate_every", t.validate_every},
                 {"patience", t.patience},
+                {"best_metric", t.best_metric},
                 {"seed", t.seed},
                 {"threads", t.threads},
                 {"parallel", t.parallel},
@@ -505,6 +507,11 @@ Config Config::from_json(const json& j, const std::string& source) {
                     "position table would not reach the longest training sentences; raise "
                     "model.max_positions or lower data.{}",
                     source, c.model.max_positions, key, length, key));
+    if (c.data.task == "dates" && c.train.best_metric != "loss")
+        throw Error(fmt::format(
+            "{}: train.best_metric \"{}\": the dates task measures exact-match accuracy, not "
+            "{}; expected \"loss\"",
+            source, c.train.best_metric, c.train.best_metric));
     if (c.train.coverage_loss > 0 && c.model.coverage == "none")
         throw Error(fmt::format(
             "{}: train.coverage_loss {} needs a coverage vector: model.coverage is \"none\" "

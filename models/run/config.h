@@ -115,6 +115,9 @@ struct TrainConfig {
     int log_every = 50;
     int validate_every = 0;  // steps; 0 = once per epoch
     int patience = 3;        // early stopping: validations without improvement; 0 = off
+    // What `best` and early stopping go by: "loss" (validation cross-entropy, lower is better),
+    // "bleu" or "chrf" (of the greedy validation output; text tasks only)
+    std::string best_metric = "loss";
     uint64_t seed = 1;
     int threads = 1;  // threads for a training step (and BLAS threads for decoding)
     // How a step uses threads > 1: "data" splits the batch's rows over the threads

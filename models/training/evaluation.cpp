@@ -4,6 +4,7 @@
 
 #include "seqgrad/data/accuracy.h"
 #include "seqgrad/data/bleu.h"
+#include "seqgrad/data/chrf.h"
 #include "seqgrad/models/decoding/translator.h"
 #include "seqgrad/models/training/progress_line.h"
 #include "seqgrad/models/training/signals.h"
@@ -51,6 +52,12 @@ std::string metric_name(const Task& task) {
     return task.is_dates() ? "accuracy" : "bleu";
 }
 
+double best_metric_score(const Validation& v, const std::string& best_metric) {
+    if (best_metric == "bleu") return v.metric;
+    if (best_metric == "chrf") return v.chrf;
+    return -v.loss;
+}
+
 Validation measure_validation(TranslationModel& model, const Task& task,
                               const Batcher& valid_batches, const Config& config) {
     model.eval();
@@ -75,6 +82,7 @@ Validation measure_validation(TranslationModel& model, const Task& task,
             for (const auto& r : references)
                 normalized_refs.push_back(task.pipeline.join(task.pipeline.tokens(r)));
             v.metric = corpus_bleu(hypotheses, {normalized_refs}).score;
+            v.chrf = corpus_chrf(hypotheses, {normalized_refs}).score;
         }
     }
     model.train();

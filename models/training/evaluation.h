@@ -20,8 +20,12 @@ std::string metric_name(const Task& task);
 struct Validation {
     double loss = 0;     // mean cross-entropy per real target token, teacher forced
     double metric = 0;   // on the first `decoded` validation sentences
+    double chrf = 0;     // chrF2 of the same output (text tasks; 0 for dates)
     size_t decoded = 0;  // fewer than max_valid_decode when a stop was requested
 };
+// The number train.best_metric goes by, higher is better: −loss, BLEU or chrF.
+double best_metric_score(const Validation& v, const std::string& best_metric);
+
 // The model is in eval mode during the measurement and in train mode afterwards.
 Validation measure_validation(TranslationModel& model, const Task& task,
                               const Batcher& valid_batches, const Config& config);

@@ -17,6 +17,7 @@ json Progress::to_json() const {
         {"epoch", epoch},
         {"batch_in_epoch", batch_in_epoch},
         {"best_valid_loss", std::isfinite(best_valid_loss) ? json(best_valid_loss) : json()},
+        {"best_score", std::isfinite(best_score) ? json(best_score) : json()},
         {"bad_validations", bad_validations},
         {"epochs_completed", epochs_completed}};
 }
@@ -28,6 +29,9 @@ Progress Progress::from_json(const json& j) {
     p.batch_in_epoch = j.at("batch_in_epoch").get<size_t>();
     p.best_valid_loss =
         j.at("best_valid_loss").is_null() ? INFINITY : j.at("best_valid_loss").get<double>();
+    p.best_score = !j.contains("best_score")      ? -p.best_valid_loss
+                   : j.at("best_score").is_null() ? -INFINITY
+                                                  : j.at("best_score").get<double>();
     p.bad_validations = j.at("bad_validations").get<int>();
     p.epochs_completed = j.at("epochs_completed").get<int>();
     return p;

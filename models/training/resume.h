@@ -22,6 +22,9 @@ struct Progress {
     uint64_t epoch = 0;         // current epoch
     size_t batch_in_epoch = 0;  // next batch of the current epoch
     double best_valid_loss = INFINITY;
+    // The best validation's train.best_metric score (higher is better: −loss, BLEU or chrF).
+    // A checkpoint written before the key existed gives −best_valid_loss.
+    double best_score = -INFINITY;
     int bad_validations = 0;
     int epochs_completed = 0;
 

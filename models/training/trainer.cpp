@@ -346,18 +346,26 @@ class Run {
     // whether training should stop early.
     bool validate(TrainSummary& summary, const std::function<void(const std::string&)>& cb) {
         auto start = Clock::now();
-        double measured[3] = {0, 0, 0};  // loss, metric, sentences decoded
+        double measured[4] = {0, 0, 0, 0};  // loss, metric, sentences decoded, chrF
         if (root_) {
             const Validation v = measure_validation(*model_, task_, *valid_batches_, config_);
             measured[0] = v.loss;
             measured[1] = v.metric;
             measured[2] = double(v.decoded);
+            measured[3] = v.chrf;
         }
-        share_from_root(comm_, measured, 3);
-        const double valid_loss = measured[0], metric = measured[1];
+        share_from_root(comm_, measured, 4);
+        Validation v;
+        v.loss = measured[0];
+        v.metric = measured[1];
+        v.chrf = measured[3];
+        const double valid_loss = v.loss, metric = v.metric;
         const auto n = size_t(measured[2]);
-        bool improved = valid_loss < progress_.best_valid_loss;
+        // `best` and early stopping go by train.best_metric (−loss, BLEU or chrF)
+        const double score = best_metric_score(v, config_.train.best_metric);
+        bool improved = score > progress_.best_score;
         if (improved) {
+            progress_.best_score = score;
             progress_.best_valid_loss = valid_loss;
             progress_.bad_validations = 0;
         } else {
@@ -367,19 +375,22 @@ class Run {
         summary.last_valid_loss = valid_loss;
         summary.validations++;
         summary.last_valid_metric = metric;
-        append_record(json{{"type", "valid"},
-                           {"step", progress_.step},
-                           {"epoch", progress_.epochs_completed},
-                           {"loss", valid_loss},
-                           {"perplexity", std::exp(valid_loss)},
-                           {summary.metric_name, metric},
-                           {"decoded", n},
-                           {"seconds", seconds_since(start)}});
+        json record{{"type", "valid"},
+                    {"step", progress_.step},
+                    {"epoch", progress_.epochs_completed},
+                    {"loss", valid_loss},
+                    {"perplexity", std::exp(valid_loss)},
+                    {summary.metric_name, metric},
+                    {"decoded", n},
+                    {"seconds", seconds_since(start)}};
+        if (!task_.is_dates()) record["chrf"] = v.chrf;
+        append_record(record);
         if (!options_.quiet)
-            fmt::print(stderr,
-                       "\nvalidation after step {}: loss {:.4f} (ppl {:.2f}), {} {:.2f}{}\n",
-                       progress_.step, valid_loss, std::exp(valid_loss), summary.metric_name,
-                       metric, improved ? " (best)" : "");
+            fmt::print(
+                stderr, "\nvalidation after step {}: loss {:.4f} (ppl {:.2f}), {} {:.2f}{}{}\n",
+                progress_.step, valid_loss, std::exp(valid_loss), summary.metric_name, metric,
+                task_.is_dates() ? "" : fmt::format(", chrf {:.2f}", v.chrf),
+                improved ? fmt::format(" (best by {})", config_.train.best_metric) : std::string());
         if (improved) save(dir_ + "/best.safetensors");
         save(dir_ + "/last.safetensors");
         if (cb && root_) cb(dir_);

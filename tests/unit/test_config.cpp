@@ -134,3 +134,19 @@ TEST_CASE("issue 17: a data key the chosen task never reads is an error naming k
     CHECK(error_of({{"data", {{"task", "tsv"}, {"train", "a"}, {"valid", "b"}, {"columns", 1}}}})
               .find("data.columns: expected an integer in [2, 64]") != std::string::npos);
 }
+
+TEST_CASE("config: train.best_metric") {
+    nlohmann::json j = {{"train", {{"best_metric", "chrf"}}}};
+    CHECK_THROWS_WITH_AS(Config::from_json(j, "c.json"),
+                         "c.json: train.best_metric \"chrf\": the dates task measures exact-match "
+                         "accuracy, not chrf; expected \"loss\"",
+                         Error);
+    j["data"] = {{"task", "tsv"}, {"train", "t.tsv"}, {"valid", "v.tsv"}};
+    CHECK(Config::from_json(j).train.best_metric == "chrf");
+    CHECK(Config::from_json(Config::from_json(j).to_json()).train.best_metric == "chrf");
+    j["train"]["best_metric"] = "accuracy";
+    CHECK_THROWS_WITH_AS(Config::from_json(j, "c.json"),
+                         doctest::Contains("train.best_metric: expected one of \"loss\", \"bleu\", "
+                                           "\"chrf\""),
+                         Error);
+}
