@@ -28,7 +28,7 @@ namespace seqgrad {
 namespace {
 
 const char* kHelp =
-    R"(usage: seqgrad eval RUN_DIR [--test FILE.tsv] [--beam K] [--alpha A] [--out FILE]
+    R"(usage: seqgrad eval RUN_DIR [--test FILE.tsv [FILE.tsv ...]] [--beam K] [--alpha A] [--out FILE]
                     [--checkpoint best|last] [--limit N] [--length-penalty P]
                     [--coverage B] [--no-repeat-ngram N] [--summary-csv FILE]
                     [--metrics LIST] [--attention-stats] [--long-input P]
@@ -61,7 +61,10 @@ same output. --metrics all prints each on its own line, labelled, with sacreBLEU
 options (decoding defaults: the run's config, section "decode"):
   --test FILE.tsv   source<TAB>target pairs (columns as data.source_column says); default: the
                     held-out test split of the date task (generated as in training), or
-                    data.test of a TSV task
+                    data.test of a TSV task. Several files (--test A.tsv B.tsv, or --test
+                    repeated): each is scored in turn, its hypotheses written to
+                    RUN_DIR/hyps.CHECKPOINT.beamK.NAME.txt, then one table names each file with
+                    its sentences, BLEU (sacreBLEU's default) and chrF2
   --beam K          beam width; 1 = greedy decoding (decode.beam_size)
   --alpha A         length-penalty exponent (decode.alpha)
   --out FILE        where the hypotheses go (default RUN_DIR/hyps.CHECKPOINT.beamK.txt)
@@ -339,24 +342,23 @@ void append_summary_row(const std::string& path, const EvalSummary& s) {
 
 }  // namespace
 
-int cmd_eval(const Argv& argv) {
-    Args args(argv,
-              {"test", "beam", "alpha", "out", "checkpoint", "limit", "length-penalty", "coverage",
-               "no-repeat-ngram", "summary-csv", "metrics", "long-input"},
-              {"help", "attention-stats"});
-    if (args.has("help") || args.positional().size() != 1) {
-        fmt::print(args.has("help") ? stdout : stderr, "{}{}", kHelp, kLongInputHelp);
-        return args.has("help") ? 0 : 2;
-    }
-    const std::string run_dir = args.positional()[0];
-    const int limit = args.get_int("limit", 0);
-    if (limit < 0) throw Error(fmt::format("--limit: expected N >= 0, got {}", limit));
-    metric_definitions(args.get("metrics", ""));  // a bad name is an error before decoding
+namespace {
 
-    LoadedRun run = load_run_from_args(args, run_dir);
+// One test set's headline numbers, for the table of several.
+struct TestSetScore {
+    std::string name;
+    size_t sentences = 0, refused = 0;
+    double bleu = 0, chrf = 0;  // sacreBLEU's default BLEU and chrF2, on the raw references
+};
+
+// Decodes and scores one test set (`test_args`: its --test, or none for the run's own) and
+// prints everything `seqgrad eval` prints for it; `out`: where its hypotheses go.
+TestSetScore evaluate_test_set(const Args& args, const Args& test_args, const LoadedRun& run,
+                               const std::string& run_dir, const std::string& out_suffix) {
+    const int limit = args.get_int("limit", 0);
     EvalSummary summary;
     summary.options = eval_decode_options(args, run);
-    std::vector<SentencePair> test = load_test_set(args, run.config, summary.origin);
+    std::vector<SentencePair> test = load_test_set(test_args, run.config, summary.origin);
     if (limit > 0 && size_t(limit) < test.size()) test.resize(size_t(limit));
     if (test.empty()) throw Error("the test set is empty");
     summary.checkpoint = run.checkpoint_path;
@@ -420,8 +422,8 @@ int cmd_eval(const Argv& argv) {
     const std::string used = run.checkpoint_path.find("/last.safetensors") != std::string::npos
                                  ? "last"
                                  : args.get("checkpoint", "best");
-    const std::string out = args.get(
-        "out", fmt::format("{}/hyps.{}.beam{}.txt", run_dir, used, summary.options.beam_size));
+    const std::string out = args.get("out", fmt::format("{}/hyps.{}.beam{}{}.txt", run_dir, used,
+                                                        summary.options.beam_size, out_suffix));
     std::string text;
     for (const std::string& h : hypotheses) text += h + "\n";
     write_file_atomically(out, text);
@@ -431,6 +433,71 @@ int cmd_eval(const Argv& argv) {
                    "{} test sentence{} refused as longer than the model reads: scored as empty "
                    "output\n",
                    refused, refused == 1 ? "" : "s");
+    TestSetScore score;
+    score.name = test_args.has("test") ? test_args.get("test") : summary.origin;
+    score.sentences = test.size();
+    score.refused = refused;
+    score.bleu = corpus_bleu(hypotheses, {raw_references}, BleuOptions{}).score;
+    score.chrf = corpus_chrf(hypotheses, {raw_references}, ChrfOptions{}).score;
+    return score;
+}
+
+}  // namespace
+
+int cmd_eval(const Argv& argv) {
+    Args args(argv,
+              {"test", "beam", "alpha", "out", "checkpoint", "limit", "length-penalty", "coverage",
+               "no-repeat-ngram", "summary-csv", "metrics", "long-input"},
+              {"help", "attention-stats"});
+    // --test A B C: the files after the run directory are further test sets
+    std::vector<std::string> tests = args.all("test");
+    if (args.positional().size() > 1) {
+        if (tests.empty()) {
+            fmt::print(stderr, "{}{}", kHelp, kLongInputHelp);
+            return 2;
+        }
+        tests.insert(tests.end(), args.positional().begin() + 1, args.positional().end());
+    }
+    if (args.has("help") || args.positional().empty()) {
+        fmt::print(args.has("help") ? stdout : stderr, "{}{}", kHelp, kLongInputHelp);
+        return args.has("help") ? 0 : 2;
+    }
+    const std::string run_dir = args.positional()[0];
+    const int limit = args.get_int("limit", 0);
+    if (limit < 0) throw Error(fmt::format("--limit: expected N >= 0, got {}", limit));
+    metric_definitions(args.get("metrics", ""));  // a bad name is an error before decoding
+    if (tests.size() > 1 && args.has("out"))
+        throw Error(fmt::format(
+            "--out: one file for {} test sets; leave it out (each set's hypotheses go to "
+            "RUN_DIR/hyps.CHECKPOINT.beamK.NAME.txt)",
+            tests.size()));
+    for (size_t i = 0; i < tests.size(); ++i)
+        for (size_t k = 0; k < i; ++k)
+            if (tests[i] == tests[k]) throw Error(fmt::format("--test {}: given twice", tests[i]));
+
+    LoadedRun run = load_run_from_args(args, run_dir);
+    if (tests.size() <= 1) {
+        const TestSetScore score = evaluate_test_set(args, args, run, run_dir, "");
+        return score.refused > 0 ? 1 : 0;
+    }
+    std::vector<TestSetScore> scores;
+    for (const std::string& file : tests) {
+        fmt::print("\n== {}\n", file);
+        const Args test_args({"--test", file}, {"test"}, {});
+        const std::string stem = std::filesystem::path(file).stem().string();
+        scores.push_back(evaluate_test_set(args, test_args, run, run_dir, "." + stem));
+    }
+    // The table: one row per test set, sacreBLEU's default BLEU and chrF2 on the raw references.
+    size_t width = 8;
+    for (const TestSetScore& s : scores) width = std::max(width, s.name.size());
+    fmt::print("\n{:<{}}  {:>9}  {:>6}  {:>6}\n", "test set", width, "sentences", "BLEU", "chrF2");
+    size_t refused = 0;
+    for (const TestSetScore& s : scores) {
+        fmt::print("{:<{}}  {:>9}  {:>6.2f}  {:>6.2f}\n", s.name, width, s.sentences, s.bleu,
+                   s.chrf);
+        refused += s.refused;
+    }
+    fmt::print("(BLEU: {}; chrF2 of the same output)\n", bleu_signature(BleuOptions{}, 1));
     return refused > 0 ? 1 : 0;
 }
 

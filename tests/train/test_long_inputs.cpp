@@ -166,6 +166,30 @@ TEST_CASE("a learned-position Transformer: one over-long line is truncated or re
         CHECK(c.err.find("test pair 2: refused: 101 tokens") != std::string::npos);
         CHECK(lines_of(read_file(hyps)) == std::vector<std::string>{cut[0].text, "", cut[2].text});
     }
+    SUBCASE("eval --test A B: each set scored, then one table naming both") {
+        const std::string a = dir.file("first.tsv"), b = dir.file("second.tsv");
+        write_file_atomically(a, "march 3 2001\t2001-03-03\n");
+        write_file_atomically(b, "5/6/1999\t1999-05-06\n" + long_line + "\t2001-03-03\n");
+        std::fflush(stdout);
+        const std::string table_path = dir.file("stdout.txt");
+        FILE* saved = fdopen(dup(fileno(stdout)), "w");
+        REQUIRE(std::freopen(table_path.c_str(), "w", stdout) != nullptr);
+        const Captured c = run_command(cmd_eval, {run, "--test", a, b, "--long-input", "refuse"});
+        std::fflush(stdout);
+        dup2(fileno(saved), fileno(stdout));
+        std::fclose(saved);
+        CHECK(c.status == 1);  // one pair of the second set refused
+        const std::string printed = read_file(table_path);
+        const size_t table = printed.find("test set");
+        REQUIRE(table != std::string::npos);
+        CHECK(printed.find(a + "  ", table) != std::string::npos);
+        CHECK(printed.find(b + "  ", table) != std::string::npos);
+        CHECK(lines_of(read_file(run + "/hyps.last.beam1.first.txt")).size() == 1);
+        CHECK(lines_of(read_file(run + "/hyps.last.beam1.second.txt")) ==
+              std::vector<std::string>{cut[2].text, ""});
+        CHECK_THROWS_WITH_AS(run_command(cmd_eval, {run, "--test", a, b, "--out", "x.txt"}),
+                             doctest::Contains("--out: one file for 2 test sets"), Error);
+    }
     SUBCASE("explore: the long sentence truncated into the page, or left out") {
         ExploreRequest request;
         request.run_dir = run;
