@@ -31,7 +31,7 @@ const char* kHelp =
     R"(usage: seqgrad eval RUN_DIR [--test FILE.tsv [FILE.tsv ...]] [--beam K] [--alpha A] [--out FILE]
                     [--checkpoint best|last] [--limit N] [--length-penalty P]
                     [--coverage B] [--no-repeat-ngram N] [--summary-csv FILE]
-                    [--metrics LIST] [--attention-stats] [--long-input P]
+                    [--metrics LIST] [--attention-stats] [--long-input P] [--tune-alpha]
 
 Decodes a test set with the model trained in RUN_DIR and prints, first, sacreBLEU's default
 corpus BLEU (13a tokenisation, cased) with its signature and chrF, of the output against the
@@ -67,6 +67,9 @@ options (decoding defaults: the run's config, section "decode"):
                     its sentences, BLEU (sacreBLEU's default) and chrF2
   --beam K          beam width; 1 = greedy decoding (decode.beam_size)
   --alpha A         length-penalty exponent (decode.alpha)
+  --tune-alpha      first search alpha in 0, 0.1, ..., 2 for the highest BLEU on the validation
+                    split (the first --limit pairs) at the beam (needs K >= 2), write it into
+                    RUN_DIR/config.json as decode.alpha, saying so, and evaluate with it
   --out FILE        where the hypotheses go (default RUN_DIR/hyps.CHECKPOINT.beamK.txt)
   --checkpoint W    best (default; falls back to last when there is none) or last
   --limit N         only the first N test pairs
@@ -442,13 +445,71 @@ TestSetScore evaluate_test_set(const Args& args, const Args& test_args, const Lo
     return score;
 }
 
+// The validation pairs of a run: the date task's split (generated as in training) or data.valid.
+std::vector<SentencePair> validation_pairs(const Config& c) {
+    if (c.data.task == "dates")
+        return make_date_splits(size_t(c.data.dates_train), size_t(c.data.dates_valid),
+                                size_t(c.data.dates_test), c.data.dates_seed)
+            .valid;
+    std::vector<std::string> argv = {"--test", c.resolve(c.data.valid)};
+    std::string origin;
+    return load_test_set(Args(argv, {"test"}, {}), c, origin);
+}
+
+// --tune-alpha: the length penalty's α of the highest BLEU on the validation split (the first
+// --limit pairs), over 0, 0.1, ..., 2 at the run's beam; the smallest α wins ties. Written into
+// RUN_DIR/config.json (decode.alpha) and into `run`, saying so.
+double tune_alpha(const Args& args, LoadedRun& run, const std::string& run_dir) {
+    DecodeOptions options = eval_decode_options(args, run);
+    if (options.beam_size < 2)
+        throw Error(
+            "--tune-alpha: greedy decoding (beam 1) has no length penalty to tune; give "
+            "--beam K with K >= 2");
+    if (options.length_penalty == DecodeOptions::none)
+        throw Error("--tune-alpha: the length penalty is \"none\"; give --length-penalty");
+    std::vector<SentencePair> valid = validation_pairs(run.config);
+    const int limit = args.get_int("limit", 0);
+    if (limit > 0 && size_t(limit) < valid.size()) valid.resize(size_t(limit));
+    if (valid.empty()) throw Error("--tune-alpha: the validation split is empty");
+    std::vector<std::string> sources, references;
+    for (const SentencePair& p : valid) {
+        sources.push_back(p.source);
+        // as --summary-csv: raw references for real text out, normalised ones otherwise
+        references.push_back(run.task.pipeline.reversible()
+                                 ? p.target
+                                 : run.task.pipeline.join(run.task.pipeline.tokens(p.target)));
+    }
+    const TranslateExtras extras = input_extras_from_args(args, run);
+    double best_alpha = 0, best_bleu = -1;
+    fmt::print("tuning alpha on {} validation pairs, beam {}, {} length penalty:\n", sources.size(),
+               options.beam_size, length_penalty_name(options.length_penalty));
+    for (int tenth = 0; tenth <= 20; ++tenth) {
+        options.alpha = tenth / 10.0;
+        std::vector<std::string> hypotheses;
+        for (const Translation& t : translate(*run.model, run.task, sources, options, extras))
+            hypotheses.push_back(t.text);
+        const double bleu = corpus_bleu(hypotheses, {references}, BleuOptions{}).score;
+        fmt::print("  alpha {:.1f}: BLEU {:.2f}\n", options.alpha, bleu);
+        if (bleu > best_bleu) best_alpha = options.alpha, best_bleu = bleu;
+    }
+    const std::string path = run_dir + "/config.json";
+    nlohmann::json config = nlohmann::json::parse(read_file(path));
+    const double before = run.config.decode.alpha;
+    config["decode"]["alpha"] = best_alpha;
+    write_file_atomically(path, config.dump(2) + "\n");
+    run.config.decode.alpha = best_alpha;
+    fmt::print("alpha {:.1f} (validation BLEU {:.2f}) written to {} as decode.alpha (was {})\n",
+               best_alpha, best_bleu, path, before);
+    return best_alpha;
+}
+
 }  // namespace
 
 int cmd_eval(const Argv& argv) {
     Args args(argv,
               {"test", "beam", "alpha", "out", "checkpoint", "limit", "length-penalty", "coverage",
                "no-repeat-ngram", "summary-csv", "metrics", "long-input"},
-              {"help", "attention-stats"});
+              {"help", "attention-stats", "tune-alpha"});
     // --test A B C: the files after the run directory are further test sets
     std::vector<std::string> tests = args.all("test");
     if (args.positional().size() > 1) {
@@ -475,7 +536,10 @@ int cmd_eval(const Argv& argv) {
         for (size_t k = 0; k < i; ++k)
             if (tests[i] == tests[k]) throw Error(fmt::format("--test {}: given twice", tests[i]));
 
+    if (args.has("tune-alpha") && args.has("alpha"))
+        throw Error("--tune-alpha and --alpha: give one (--tune-alpha chooses alpha)");
     LoadedRun run = load_run_from_args(args, run_dir);
+    if (args.has("tune-alpha")) tune_alpha(args, run, run_dir);
     if (tests.size() <= 1) {
         const TestSetScore score = evaluate_test_set(args, args, run, run_dir, "");
         return score.refused > 0 ? 1 : 0;

@@ -10,6 +10,8 @@
 #include <iostream>
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "apps/cli/commands.h"
 #include "seqgrad/autograd/tensor.h"
 #include "seqgrad/data/file_io.h"
@@ -189,6 +191,28 @@ TEST_CASE("a learned-position Transformer: one over-long line is truncated or re
               std::vector<std::string>{cut[2].text, ""});
         CHECK_THROWS_WITH_AS(run_command(cmd_eval, {run, "--test", a, b, "--out", "x.txt"}),
                              doctest::Contains("--out: one file for 2 test sets"), Error);
+    }
+    SUBCASE("eval --tune-alpha: the validation BLEU's best alpha written into config.json") {
+        std::fflush(stdout);
+        const std::string printed_path = dir.file("tune.txt");
+        FILE* saved = fdopen(dup(fileno(stdout)), "w");
+        REQUIRE(std::freopen(printed_path.c_str(), "w", stdout) != nullptr);
+        const Captured c = run_command(cmd_eval, {run, "--tune-alpha", "--beam", "2", "--limit",
+                                                  "5", "--out", dir.file("h.txt")});
+        std::fflush(stdout);
+        dup2(fileno(saved), fileno(stdout));
+        std::fclose(saved);
+        CHECK(c.status == 0);
+        const std::string printed = read_file(printed_path);
+        CHECK(printed.find("tuning alpha on 5 validation pairs, beam 2") != std::string::npos);
+        CHECK(printed.find("alpha 2.0: BLEU") != std::string::npos);
+        const double alpha = load_run(run).config.decode.alpha;
+        CHECK(printed.find(fmt::format("alpha {:.1f} (validation BLEU", alpha)) !=
+              std::string::npos);
+        CHECK(printed.find("written to " + run + "/config.json as decode.alpha (was 0.6)") !=
+              std::string::npos);
+        CHECK_THROWS_WITH_AS(run_command(cmd_eval, {run, "--tune-alpha", "--beam", "1"}),
+                             doctest::Contains("--tune-alpha: greedy decoding (beam 1)"), Error);
     }
     SUBCASE("explore: the long sentence truncated into the page, or left out") {
         ExploreRequest request;
