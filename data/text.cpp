@@ -6,7 +6,7 @@ namespace seqgrad {
 
 namespace {
 
-bool is_ascii_digit(char32_t c) {
+bool is_digit_0_to_9(char32_t c) {
     return c >= '0' && c <= '9';
 }
 
@@ -38,7 +38,7 @@ std::u32string separate_punctuation(const std::u32string& in) {
     for (size_t i = 0; i < in.size(); ++i) {
         const char32_t c = in[i];
         const bool inside_number = (c == '.' || c == ',') && i > 0 && i + 1 < in.size() &&
-                                   is_ascii_digit(in[i - 1]) && is_ascii_digit(in[i + 1]);
+                                   is_digit_0_to_9(in[i - 1]) && is_digit_0_to_9(in[i + 1]);
         if (!is_separable_punctuation(c) || inside_number) {
             out.push_back(c);
             continue;

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The whole test suite: a release build (-O2, the fast kernels) running every test through ctest;
+# The whole test suite: with emscripten, the WebAssembly build and its tests under node; a release
+# build (-O2, the fast kernels) running every test through ctest (the live page in Chromium too);
 # a release build with only the reference kernels (-DSEQGRAD_KERNELS=reference) running the unit
 # tests and the end-to-end training tests (the date task learns, resume is bit-exact); the
 # installed package built against by examples/ in float and double (scripts/install_example.sh);
@@ -16,6 +17,17 @@ if command -v mpicxx >/dev/null && command -v mpiexec >/dev/null; then
   mpi=ON
 else
   echo "note: no MPI here (Debian: apt-get install openmpi-bin libopenmpi-dev): MPI tests skipped"
+fi
+# WebAssembly (optional, docs/live.md): with emscripten installed, build-wasm is built and its
+# tests run under node (gradient checks, the SIMD product), and the release build's live/page test
+# opens a live explore file in Chromium; without it that test is skipped, and said so.
+if command -v emcmake >/dev/null; then
+  export NODE_PATH="${NODE_PATH:-/usr/share/nodejs}" EMSDK_PYTHON="${EMSDK_PYTHON:-/usr/bin/python3}"
+  emcmake cmake -S . -B build-wasm -DSEQGRAD_WASM=ON >/dev/null
+  cmake --build build-wasm -j"$jobs"
+  ctest --test-dir build-wasm --output-on-failure -j"$jobs"
+else
+  echo "note: no emscripten here (Debian: apt-get install emscripten): the live page test skipped"
 fi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DSEQGRAD_MPI=$mpi >/dev/null
 cmake --build build -j"$jobs"

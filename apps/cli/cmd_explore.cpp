@@ -13,6 +13,7 @@
 #include "apps/explore/explore_data.h"
 #include "apps/explore/explore_html.h"
 #include "apps/explore/explore_runs.h"
+#include "apps/explore/live/live_page.h"
 #include "apps/plot/plot.h"
 #include "seqgrad/autograd/tensor.h"
 #include "seqgrad/data/file_io.h"
@@ -25,7 +26,7 @@ const char* kHelp =
                        [--alpha A] [--nbest N] [--checkpoint best|last] [--what-if-steps S]
                        [--gradient-sentences N] [--ig-sentences N] [--ig-steps K]
                        [--tape-sentences N] [--no-gradients] [--long-input P]
-                       [--out FILE.html]
+                       [--live [--live-module DIR]] [--out FILE.html]
        seqgrad explore RUN_A RUN_B [RUN_C ...] [the same options] --out FILE.html
 
 Writes one HTML file (CSS, JavaScript and data inline: it opens from disk with no network and
@@ -60,7 +61,7 @@ options (defaults: the run's config, section "decode"):
   --test FILE.tsv     source<TAB>target pairs (as data.source_column says); default: the
                       date task's generated test split, or data.test of a TSV task
   --input FILE        source sentences only, one per line (no references, no scores)
-  --limit N           the first N sentences (default 100)
+  --limit N           the first N sentences (default 100; 20 with --live)
   --beam K            beam width (default: decode.beam_size if >= 2, else 5)
   --alpha A           length-penalty exponent (decode.alpha)
   --nbest N           hypotheses kept per sentence (default min(5, K))
@@ -74,7 +75,14 @@ options (defaults: the run's config, section "decode"):
   --tape-sentences N  the tape view for the first N sentences (default 3, at most the
                       --gradient-sentences; 0 = none)
   --no-gradients      leave out the saliency and gradient-flow views (faster, smaller)
-  --out FILE.html     where to write it (default RUN_DIR/explore.html), atomically
+  --live              the engine inside the page too (WebAssembly, docs/live.md): a text box
+                      decodes any sentence with every view, the tree's nodes can be forced
+                      (what-if), and a Train view trains a date model in the page; still one
+                      offline file. Open FILE.html#live=SENTENCE or FILE.html#view=train
+  --live-module DIR   the folder holding seqgrad_live.js and seqgrad_live.wasm (default:
+                      $SEQGRAD_LIVE_MODULE, else the build-wasm folder of these sources)
+  --out FILE.html     where to write it (default RUN_DIR/explore.html, or RUN_DIR/live.html
+                      with --live), atomically
 )";
 
 // Fails now, naming the path, if `path` cannot be written (rather than after decoding).
@@ -124,6 +132,10 @@ void check_options(const ExploreRequest& request) {
         throw Error(fmt::format("--what-if-steps: expected S >= 0, got {}", request.what_if_steps));
     if (!request.test.empty() && !request.input.empty())
         throw Error("give --test FILE.tsv or --input FILE, not both");
+    if (request.live && !request.other_runs.empty())
+        throw Error("explore --live: one run at a time (the page holds one model)");
+    if (!request.live && !request.live_module.empty())
+        throw Error("--live-module: only with --live");
     if (!request.other_runs.empty() && request.out.empty())
         throw Error(fmt::format(
             "explore: {} runs side by side need --out FILE.html (there is no one run directory "
@@ -200,7 +212,9 @@ ExploreInput read_explore_input(const ExploreRequest& request, const Config& con
 
 ExploreReport run_explore(const ExploreRequest& request) {
     check_options(request);
-    const std::string out = request.out.empty() ? request.run_dir + "/explore.html" : request.out;
+    const std::string out = !request.out.empty() ? request.out
+                            : request.live       ? request.run_dir + "/live.html"
+                                                 : request.run_dir + "/explore.html";
     check_writable(out);
 
     // Every run is loaded and its test set read before anything is decoded, so that runs of
@@ -211,8 +225,13 @@ ExploreReport run_explore(const ExploreRequest& request) {
     std::vector<LoadedRun> runs;
     std::vector<ExploreInput> inputs;
     std::vector<ExploreOptions> options;
+    LiveBundle bundle;
     for (const std::string& run_dir : run_dirs) {
         runs.push_back(load_run_from_args(checkpoint_args, run_dir));
+        if (request.live)  // the engine first: a missing one fails before any decoding
+            bundle = live_bundle(
+                request.live_module.empty() ? default_live_module_dir() : request.live_module,
+                runs.back(), run_dir);
         inputs.push_back(read_explore_input(request, runs.back().config));
         options.push_back(explore_options(request, runs.back()));
         if (inputs.size() > 1) check_same_test_set(run_dirs[0], inputs[0], run_dir, inputs.back());
@@ -231,7 +250,9 @@ ExploreReport run_explore(const ExploreRequest& request) {
     }
     std::string title = "seqgrad explore: " + run_dirs[0];
     for (size_t k = 1; k < run_dirs.size(); ++k) title += " vs " + run_dirs[k];
-    const std::string page = explore_page(explore_runs_data(std::move(data)), title);
+    const std::string page =
+        request.live ? explore_live_page(explore_runs_data(std::move(data)), title, bundle)
+                     : explore_page(explore_runs_data(std::move(data)), title);
     write_file_atomically(out, page);
 
     const ExploreInput& input = inputs[0];
@@ -249,11 +270,11 @@ ExploreReport run_explore(const ExploreRequest& request) {
 }
 
 int cmd_explore(const Argv& argv) {
-    Args args(
-        argv,
-        {"test", "input", "limit", "beam", "alpha", "nbest", "checkpoint", "what-if-steps", "out",
-         "gradient-sentences", "ig-sentences", "ig-steps", "tape-sentences", "long-input"},
-        {"help", "no-gradients"});
+    Args args(argv,
+              {"test", "input", "limit", "beam", "alpha", "nbest", "checkpoint", "what-if-steps",
+               "out", "gradient-sentences", "ig-sentences", "ig-steps", "tape-sentences",
+               "long-input", "live-module"},
+              {"help", "no-gradients", "live"});
     if (args.has("help")) {
         fmt::print("{}{}", kHelp, kLongInputHelp);
         return 0;
@@ -267,7 +288,8 @@ int cmd_explore(const Argv& argv) {
     request.other_runs.assign(args.positional().begin() + 1, args.positional().end());
     request.test = args.get("test");
     request.input = args.get("input");
-    request.limit = args.get_int("limit", 100);
+    // a live page decodes any sentence itself: fewer precomputed ones keep the file small
+    request.limit = args.get_int("limit", args.has("live") ? 20 : 100);
     for (const char* option : {"beam", "nbest"})
         if (args.has(option) && args.get_int(option, 0) < 1)
             throw Error(
@@ -284,6 +306,8 @@ int cmd_explore(const Argv& argv) {
     request.integrated_steps = args.get_int("ig-steps", 32);
     request.tape_sentences = args.get_int("tape-sentences", 3);
     request.long_input = args.get("long-input", "truncate");
+    request.live = args.has("live");
+    request.live_module = args.get("live-module");
     const ExploreReport r = run_explore(request);
     fmt::print("wrote {} ({}, {} sentences)\n", r.path, human_size(r.bytes), r.sentences);
     if (!r.left_out.empty()) fmt::print("{}\n", r.left_out);

@@ -46,6 +46,10 @@ struct ExploreRequest {
     double alpha = std::numeric_limits<double>::quiet_NaN();
     bool progress = true;
     std::string long_input = "truncate";  // or "refuse" (apps/cli/run_args.h, fit_sources)
+    // --live: the engine inside the page (apps/explore/live/live_page.h), read from live_module
+    // (default: default_live_module_dir())
+    bool live = false;
+    std::string live_module;
 };
 struct ExploreReport {
     std::string path;

@@ -1,5 +1,30 @@
-// The reference product: one BLAS call (cblas_sgemm or cblas_dgemm, chosen by `real`).
+// The reference product: one BLAS call (cblas_sgemm or cblas_dgemm, chosen by `real`); in the
+// WebAssembly build, where no BLAS exists, the triple loop that defines it.
 #include "seqgrad/autograd/kernels/gemm.h"
+
+#if SEQGRAD_WASM
+
+namespace seqgrad {
+
+// C_ij = alpha Σ_k op(A)_ik op(B)_kj + beta C_ij, summed in the order k = 0, 1, ...
+void kernels::reference::gemm(bool transpose_a, bool transpose_b, int64_t M, int64_t N, int64_t K,
+                              real alpha, const real* A, const real* B, real beta, real* C) {
+    for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j) {
+            real sum = 0;
+            for (int64_t k = 0; k < K; ++k)
+                sum += (transpose_a ? A[k * M + i] : A[i * K + k]) *
+                       (transpose_b ? B[j * K + k] : B[k * N + j]);
+            real& c = C[i * N + j];
+            c = beta == 0 ? alpha * sum : alpha * sum + beta * c;
+        }
+}
+
+void set_blas_threads(int) {}  // one thread, no BLAS
+
+}  // namespace seqgrad
+
+#else
 
 #include <cblas.h>
 
@@ -39,3 +64,5 @@ void set_blas_threads(int threads) {
 }
 
 }  // namespace seqgrad
+
+#endif

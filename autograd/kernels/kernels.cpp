@@ -12,6 +12,9 @@
 #if SEQGRAD_FAST_KERNELS
 #include "seqgrad/autograd/kernels/fast/kernels.h"
 #endif
+#if SEQGRAD_WASM
+#include "seqgrad/autograd/kernels/wasm/gemm.h"
+#endif
 
 namespace seqgrad {
 
@@ -62,11 +65,15 @@ void zero_arrays(const std::vector<real*>& arrays, const std::vector<int64_t>& s
 }
 }  // namespace kernels
 
-#else  // the reference build
+#else  // the reference build (and the WebAssembly build, whose product is its own SIMD one)
 
 void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, real alpha, const real* A,
           const real* B, real beta, real* C) {
+#if SEQGRAD_WASM
+    kernels::wasm::gemm(ta, tb, M, N, K, alpha, A, B, beta, C);
+#else
     kernels::reference::gemm(ta, tb, M, N, K, alpha, A, B, beta, C);
+#endif
 }
 
 namespace kernels {

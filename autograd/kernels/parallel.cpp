@@ -117,7 +117,7 @@ class ThreadPool {
     std::vector<std::exception_ptr> errors_;
 };
 
-ThreadPool& pool() {
+ThreadPool& thread_pool() {
     static ThreadPool instance;
     return instance;
 }
@@ -141,16 +141,16 @@ void set_num_threads(int threads) {
     if (threads < 1)
         throw Error(fmt::format("set_num_threads: threads must be >= 1, got {}", threads));
     if (in_task) throw Error("set_num_threads: called from inside a parallel task");
-    if (threads != pool().threads()) pool().resize(threads);
+    if (threads != thread_pool().threads()) thread_pool().resize(threads);
 }
 
 int num_threads() {
-    return pool().threads();
+    return thread_pool().threads();
 }
 
 void parallel_run(int count, const std::function<void(int)>& task) {
     if (count <= 0) return;
-    if (count == 1 || in_task || pool().threads() == 1 || !pool().run(count, task))
+    if (count == 1 || in_task || thread_pool().threads() == 1 || !thread_pool().run(count, task))
         run_serially(count, task);
 }
 

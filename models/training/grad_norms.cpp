@@ -8,7 +8,11 @@ namespace seqgrad {
 GroupGradNorms group_grad_norms(const Module& model, double grad_scale) {
     const real s = real(grad_scale);
     double sq[4] = {0, 0, 0, 0};  // encoder, attention, decoder, output
-    for (const auto& [name, p] : model.named_parameters()) {
+    for (const auto& named : model.named_parameters()) {
+        // (a named reference, not a structured binding: C++17 lambdas cannot capture those,
+        // and clang, which builds the WebAssembly library, holds to it)
+        const std::string& name = named.first;
+        const Tensor& p = named.second;
         const real* g = p.grad_data();
         if (!g) continue;
         double sum = 0;
