@@ -6,6 +6,7 @@
 #include <cstring>
 #include <unordered_set>
 
+#include "seqgrad/autograd/kernel_hooks.h"
 #include "seqgrad/autograd/tape_scope.h"
 
 namespace seqgrad {

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "seqgrad/autograd/buffer_pool.h"
 #include "seqgrad/autograd/error.h"
-#include "seqgrad/autograd/kernels/buffer_pool.h"
 #include "seqgrad/autograd/real.h"
 #include "seqgrad/autograd/shape.h"
 
@@ -25,41 +25,7 @@ namespace seqgrad {
 struct Node;
 using NodePtr = std::shared_ptr<Node>;
 
-// ---- the two hooks of the kernels below the seam ---------------------------------------------
-// The engine core names no kernel: it calls nothing in autograd/kernels/ but the buffer pool.
-// Where the fast kernels (autograd/kernels/fast/) need something of their own on the graph, they
-// plug into one of these two hooks, declared here and implemented there. The reference build
-// never uses either.
-
-// State a fast kernel keeps on one node (Node::extension; a shared_over_steps view's); opaque to
-// the engine. `kind` tells the fast kernels' kinds of state apart (the address of a name of their
-// own).
-struct NodeExtension {
-    explicit NodeExtension(const char* kind) : kind(kind) {}
-    virtual ~NodeExtension() = default;
-    const char* const kind;
-};
-
-// Where the ops of one thread accumulate the gradients of leaves (the parameters), when not into
-// the leaves' own .grad (Node::mutable_grad_data asks the sink installed on the calling thread
-// first). The data-parallel gradient shards (autograd/kernels/fast/gradient_shard.h) install one
-// on each worker thread, so that several threads run backward over the same parameters at once,
-// without a lock; no sink installed: .grad. Non-leaf gradients belong to one graph, hence to one
-// thread, anyway.
-class LeafGradientSink {
-  public:
-    virtual ~LeafGradientSink() = default;
-    // The whole gradient of `leaf`, zero-filled on first use.
-    virtual real* leaf_grad(Node& leaf) = 0;
-    // Row `row` of it, `leaf` seen as [shape[0], numel / shape[0]], zero-filled on first use.
-    virtual real* leaf_grad_row(Node& leaf, int64_t row) = 0;
-};
-// The sink installed on the calling thread, or nullptr.
-LeafGradientSink* leaf_gradient_sink();
-// Installs `sink` (nullptr: none) on the calling thread; returns the one it replaces.
-LeafGradientSink* install_leaf_gradient_sink(LeafGradientSink* sink);
-
-// ----------------------------------------------------------------------------------------------
+struct NodeExtension;  // state a fast kernel keeps on a node (autograd/kernel_hooks.h)
 
 // Pushes `out.grad` into the gradients of out's parents (accumulating, never overwriting).
 using BackwardFn = std::function<void(Node& out)>;
@@ -81,7 +47,7 @@ struct Node : std::enable_shared_from_this<Node> {
     // dropout mask, GRU gates...) and integers (indices, dims).
     Buffer saved;
     std::vector<int32_t> saved_ints;
-    // State that a fast kernel keeps on this node (NodeExtension above; today only a
+    // State that a fast kernel keeps on this node (NodeExtension, autograd/kernel_hooks.h; only a
     // shared_over_steps view's, autograd/kernels/fast/). Never set in the reference build. A node
     // whose extension is set runs its backward even without a .grad (the extension may hold
     // gradient handed to it), and the extension is dropped with the rest of the graph.
@@ -91,7 +57,8 @@ struct Node : std::enable_shared_from_this<Node> {
     Node& parent(size_t i) { return *parents[i]; }
     // The gradient to accumulate into, allocated and zero-filled on first use: what backward
     // rules write to. (For a leaf, the calling thread's LeafGradientSink, if one is installed,
-    // keeps it instead of .grad.) Tensor::grad_data, by contrast, never allocates.
+    // keeps it instead of .grad: autograd/kernel_hooks.h.) Tensor::grad_data, by contrast, never
+    // allocates.
     real* mutable_grad_data();
     // Row `row` of it, the node seen as [shape[0], numel / shape[0]]: for a backward that adds
     // into a few rows of a large gradient (the embedding's scatter-add). The same as

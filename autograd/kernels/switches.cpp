@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "seqgrad/autograd/buffer_pool.h"
 #include "seqgrad/autograd/error.h"
-#include "seqgrad/autograd/kernels/buffer_pool.h"
 
 namespace seqgrad {
 

@@ -3,16 +3,19 @@
 //   - between folders: apps -> models -> layers, optim, data -> autograd; data and autograd
 //     include nothing of the others;
 //   - inside autograd/, between its floors (lowest first):
-//       base       real, error, shape, rng, broadcast: sizes and errors, no tensors
-//       kernel     the buffer pool, the switches, the thread pool, gemm, the reference row
-//                  kernels, and the fast products and row kernels: loops over arrays, no graph
-//       graph      tensor: the node, the graph, backward, and the two hooks the kernels below
-//                  the seam plug into (NodeExtension, LeafGradientSink); tape_scope: the
-//                  scope labels record() gives the nodes it records
+//       base       real, error, shape, rng, broadcast, the buffer pool: sizes, errors and
+//                  storage, no tensors
+//       kernel     the switches, the thread pool, gemm, the reference row kernels, and the fast
+//                  products and row kernels: loops over arrays, no graph
+//       graph      tensor: the node, the graph, backward; kernel_hooks: the two hooks the
+//                  kernels below the seam plug into (NodeExtension, LeafGradientSink);
+//                  tape_scope: the scope labels record() gives the nodes it records
 //       seam       the kernel interface (autograd/kernels/kernels.h), its reference and fast
 //                  versions of the kernels that work on graph nodes
 //       ops        the ops, the fused ops, gradcheck: call the interface, name no fast kernel
-//     A file includes only files of its own floor or lower;
+//     A file includes only files of its own floor or lower, and no file of the base and graph
+//     floors includes anything of autograd/kernels/ (the graph reads like the textbook: Node and
+//     Tensor, with nothing of the kernels under them);
 //   - no file of the library outside autograd/kernels/ includes autograd/kernels/fast/ (the fast
 //     kernels are reached through the interface only; tests and benchmarks may look inside).
 // The checker itself is tested on includes that break each rule.
@@ -61,9 +64,9 @@ int autograd_floor(const std::string& path) {
     const bool in_fast = path.rfind("autograd/kernels/fast/", 0) == 0;
     if (!in_kernels) {
         if (name == "real" || name == "error" || name == "shape" || name == "rng" ||
-            name == "broadcast")
+            name == "broadcast" || name == "buffer_pool")
             return 0;
-        if (name == "tensor" || name == "tape_scope") return 2;
+        if (name == "tensor" || name == "tape_scope" || name == "kernel_hooks") return 2;
         return 4;  // ops, fused ops, gradcheck, and whatever else is built on them
     }
     if (in_fast) {
@@ -72,8 +75,7 @@ int autograd_floor(const std::string& path) {
             return 1;
         return 3;  // the fast kernels that work on graph nodes
     }
-    if (name == "buffer_pool" || name == "switches" || name == "parallel" || name == "gemm" ||
-        file == "kernels_reference.h")
+    if (name == "switches" || name == "parallel" || name == "gemm" || file == "kernels_reference.h")
         return 1;
     return 3;  // the interface and the reference kernels on nodes
 }
@@ -111,6 +113,13 @@ std::vector<std::string> check_includes(const std::vector<Include>& includes) {
         }
         if (from == "autograd" && to == "autograd") {
             const int a = autograd_floor(inc.from), b = autograd_floor(inc.to);
+            const bool from_kernels = inc.from.rfind("autograd/kernels/", 0) == 0;
+            const bool to_kernels = inc.to.rfind("autograd/kernels/", 0) == 0;
+            if (!from_kernels && a <= 2 && to_kernels) {
+                problems.push_back(where + "the " + floor_name(a) +
+                                   " floor includes nothing of autograd/kernels/");
+                continue;
+            }
             if (b > a)
                 problems.push_back(where + "the " + floor_name(a) + " floor includes the " +
                                    floor_name(b) + " floor above it");
@@ -158,6 +167,12 @@ TEST_CASE("the include checker finds each kind of include that runs up") {
             check("autograd/tensor.cpp", "#include \"seqgrad/autograd/kernels/kernels.h\"\n");
         REQUIRE(problems.size() == 1);
         CHECK(problems[0].find("the graph floor includes the seam floor") != std::string::npos);
+    }
+    SUBCASE("the tensor that includes a kernel utility") {
+        const auto problems =
+            check("autograd/tensor.h", "#include \"seqgrad/autograd/kernels/switches.h\"\n");
+        REQUIRE(problems.size() == 1);
+        CHECK(problems[0].find("includes nothing of autograd/kernels/") != std::string::npos);
     }
     SUBCASE("a shape file that includes the graph") {
         CHECK(check("autograd/shape.cpp", "#include \"seqgrad/autograd/tensor.h\"\n").size() == 1);

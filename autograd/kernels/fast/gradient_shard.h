@@ -4,15 +4,16 @@
 //
 // While a shard is installed on a thread (GradientShard::Scope), every gradient that ops on that
 // thread accumulate into a leaf goes into the shard's own zero-initialised buffer for that leaf
-// instead of the leaf's .grad (the shard is the thread's LeafGradientSink, autograd/tensor.h), so
-// that several threads can run forward and backward over the same parameters at once without a
-// lock; reduce_into_leaves then adds the shards into the leaves' .grad. Non-leaf gradients are per
-// graph, hence per thread, anyway.
+// instead of the leaf's .grad (the shard is the thread's LeafGradientSink,
+// autograd/kernel_hooks.h), so that several threads can run forward and backward over the same
+// parameters at once without a lock; reduce_into_leaves then adds the shards into the leaves'
+// .grad. Non-leaf gradients are per graph, hence per thread, anyway.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "seqgrad/autograd/kernel_hooks.h"
 #include "seqgrad/autograd/tensor.h"
 
 namespace seqgrad {

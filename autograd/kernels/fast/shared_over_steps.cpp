@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "seqgrad/autograd/kernel_hooks.h"
 #include "seqgrad/autograd/kernels/fast/gemm.h"
 #include "seqgrad/autograd/kernels/switches.h"
 

@@ -1,4 +1,4 @@
-#include "seqgrad/autograd/kernels/buffer_pool.h"
+#include "seqgrad/autograd/buffer_pool.h"
 
 #include <atomic>
 #include <cstdlib>
