@@ -119,7 +119,12 @@ Batcher::Batcher(std::vector<EncodedPair> examples, const BatchingOptions& optio
     }
 }
 
+size_t Batcher::num_batches(uint64_t epoch) const {
+    return options_.batch_tokens > 0 ? plan(epoch).size() : num_batches();
+}
+
 size_t Batcher::num_batches() const {
+    if (options_.batch_tokens > 0) return plan(0).size();
     const size_t B = static_cast<size_t>(options_.batch_size);
     const size_t chunk = options_.bucket_chunk * B;
     if (chunk == 0) return (kept_.size() + B - 1) / B;
@@ -150,6 +155,25 @@ std::vector<std::vector<size_t>> Batcher::plan(uint64_t epoch) const {
                 if (x.source.size() != y.source.size()) return x.source.size() < y.source.size();
                 return x.target.size() < y.target.size();
             });
+        }
+        if (options_.batch_tokens > 0) {
+            // n sentences of longest side L cost n·L padded tokens; add while within budget
+            std::vector<size_t> batch;
+            size_t longest = 0;
+            for (auto it = first; it < last; ++it) {
+                const EncodedPair& pair = examples_[*it];
+                const size_t side = std::max(pair.source.size(), pair.target.size());
+                const size_t grown = std::max(longest, side);
+                if (!batch.empty() && (batch.size() + 1) * grown > options_.batch_tokens) {
+                    batches.push_back(std::move(batch));
+                    batch.clear();
+                    longest = 0;
+                }
+                batch.push_back(*it);
+                longest = std::max(longest, side);
+            }
+            if (!batch.empty()) batches.push_back(std::move(batch));
+            continue;
         }
         for (auto it = first; it < last; it += std::min<std::ptrdiff_t>(B, last - it)) {
             batches.emplace_back(it, it + std::min<std::ptrdiff_t>(B, last - it));

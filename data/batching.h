@@ -5,11 +5,15 @@
 //   2. cut the shuffled list into chunks of bucket_chunk * batch_size examples and sort each
 //      chunk by (source length, target length), stably - so a batch holds sentences of similar
 //      length and little of it is padding, while batches still differ from epoch to epoch;
-//   3. cut each chunk into batches of batch_size (a chunk's last batch may be smaller);
+//   3. cut each chunk into batches of batch_size (a chunk's last batch may be smaller), or, with
+//      a token budget (batch_tokens, as Marian's and fairseq's), into batches of as many sentences
+//      as keep sentences × their longest side (source or target ids) within the budget (a longer
+//      sentence alone is a batch of its own);
 //   4. shuffle the order of the batches, so lengths do not rise steadily through the epoch.
 // Without shuffling (evaluation), steps 1 and 4 are skipped.
-// The number of batches is the same every epoch, and batch k of epoch e can be rebuilt on its
-// own, which is what makes resuming a run at (epoch, batch index) exact.
+// The number of batches is the same every epoch (with a token budget it may differ: see
+// num_batches(epoch)), and batch k of epoch e can be rebuilt on its own, which is what makes
+// resuming a run at (epoch, batch index) exact.
 #pragma once
 
 #include <cstddef>
@@ -72,6 +76,10 @@ struct BatchingOptions {
     /// chunks give less padding but batches that change less between epochs; 0 turns length
     /// bucketing off.
     size_t bucket_chunk = 100;
+    /// > 0: batches by tokens; a batch of n sentences whose longest source or target has L ids
+    /// holds n·L <= batch_tokens (a sentence longer than the budget makes a batch alone).
+    /// batch_size then only sizes the bucketing chunks.
+    size_t batch_tokens = 0;
     bool shuffle = true;
     uint64_t seed = 0;
 };
@@ -88,8 +96,10 @@ class Batcher {
     size_t num_dropped() const { return num_dropped_; }
     /// Pairs that take part in batches.
     size_t num_examples() const { return kept_.size(); }
-    /// Batches per epoch (the same for every epoch).
+    /// Batches per epoch (the same for every epoch; with batch_tokens, epoch 0's).
     size_t num_batches() const;
+    /// Batches of epoch `epoch` (with batch_tokens the count changes with the shuffle).
+    size_t num_batches(uint64_t epoch) const;
     const std::vector<EncodedPair>& examples() const { return examples_; }
     const BatchingOptions& options() const { return options_; }
 

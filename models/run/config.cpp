@@ -323,6 +323,7 @@ TrainConfig read_train(const json& j, const std::string& source) {
     TrainConfig t;
     SectionReader r(j, "train", source);
     r.integer("batch_size", t.batch_size, 1);
+    r.integer("batch_tokens", t.batch_tokens, 0);
     r.integer("bucket_chunk", t.bucket_chunk, 0);
     r.integer("epochs", t.epochs, 1);
     r.integer64("max_steps", t.max_steps, 0);
@@ -440,6 +441,7 @@ json as_json(const ModelConfig& m) {
 
 json as_json(const TrainConfig& t) {
     return json{{"batch_size", t.batch_size},
+                {"batch_tokens", t.batch_tokens},
                 {"bucket_chunk", t.bucket_chunk},
                 {"epochs", t.epochs},
                 {"max_steps", t.max_steps},

@@ -92,6 +92,9 @@ struct ModelConfig {
 
 struct TrainConfig {
     int batch_size = 64;
+    // > 0: batches by tokens (data/batching.h): sentences × their longest side <= batch_tokens,
+    // still length-bucketed; batch_size then only sizes the bucketing chunks.
+    int batch_tokens = 0;
     // Length bucketing: this many batches' worth of examples are sorted by length together
     // (data/batching.h); 0 = batches mix lengths at random (less efficient: more padding).
     int bucket_chunk = 100;

@@ -114,8 +114,10 @@ class Run {
 
     TrainSummary run(const std::function<void(const std::string&)>& on_validation) {
         const TrainConfig& t = config_.train;
-        total_steps_ = t.max_steps > 0 ? t.max_steps
-                                       : int64_t(t.epochs) * int64_t(train_batches_->num_batches());
+        total_steps_ = t.max_steps;
+        if (total_steps_ == 0)  // every epoch's batches (with batch_tokens the count varies)
+            for (int e = 0; e < t.epochs; ++e)
+                total_steps_ += int64_t(train_batches_->num_batches(uint64_t(e)));
         TrainSummary summary;
         summary.metric_name = metric_name(task_);
         start_ = Clock::now();
@@ -183,6 +185,7 @@ class Run {
         BatchingOptions b;
         b.batch_size = config_.train.batch_size;
         b.bucket_chunk = size_t(config_.train.bucket_chunk);
+        b.batch_tokens = size_t(config_.train.batch_tokens);
         b.max_source_length = size_t(config_.data.max_source_len);
         b.max_target_length = size_t(config_.data.max_target_len);
         b.seed = config_.train.seed;

@@ -89,10 +89,15 @@ TEST_CASE("the date task learns: test accuracy far above chance after a short ru
     CHECK(valid_records == 5);
 }
 
-TEST_CASE("train(N) equals train(k) + resume + train(N - k), bit for bit, on 1 and 2 threads") {
-    for (int threads : {1, 2}) {  // 2: data parallel, one generator per shard
+TEST_CASE(
+    "train(N) equals train(k) + resume + train(N - k), bit for bit, on 1 and 2 threads, "
+    "and with batches by tokens") {
+    // 2 threads: data parallel, one generator per shard; batch_tokens: batches of 300 tokens
+    for (const auto& [threads, batch_tokens] : {std::pair{1, 0}, {2, 0}, {1, 300}}) {
         CAPTURE(threads);
-        auto config = [threads](const std::string& dir, int64_t max_steps) {
+        CAPTURE(batch_tokens);
+        auto config = [threads = threads, batch_tokens = batch_tokens](const std::string& dir,
+                                                                       int64_t max_steps) {
             Config c = small_dates_config(dir);
             c.data.dates_train = 300;  // 10 batches per epoch: the stop falls inside epoch 2
             c.model.hidden_size = 16;
@@ -101,12 +106,14 @@ TEST_CASE("train(N) equals train(k) + resume + train(N - k), bit for bit, on 1 a
             c.train.max_steps = max_steps;
             c.train.epochs = 100;
             c.train.threads = threads;
+            c.train.batch_tokens = batch_tokens;
             return c;
         };
         TrainOptions quiet;
         quiet.quiet = true;
-        std::string straight = temp_run_dir("straight" + std::to_string(threads)),
-                    resumed = temp_run_dir("resumed" + std::to_string(threads));
+        const std::string name = std::to_string(threads) + "_" + std::to_string(batch_tokens);
+        std::string straight = temp_run_dir("straight" + name),
+                    resumed = temp_run_dir("resumed" + name);
         train(config(straight, 25), quiet);
         train(config(resumed, 13), quiet);
         TrainOptions resume = quiet;

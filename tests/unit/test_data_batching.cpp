@@ -196,3 +196,50 @@ TEST_CASE("without shuffling, batches follow the data order") {
     CHECK(plan[2] == std::vector<size_t>{8, 9});
     CHECK(batcher.plan(1) == plan);
 }
+
+TEST_CASE("batch_tokens: every batch within the token budget, every sentence once per epoch") {
+    const std::vector<EncodedPair> examples = make_examples(300);
+    BatchingOptions options;
+    options.batch_size = 16;  // sizes the bucketing chunks only
+    options.bucket_chunk = 4;
+    options.batch_tokens = 60;
+    options.seed = 5;
+    const Batcher batcher(examples, options);
+    for (uint64_t epoch = 0; epoch < 3; ++epoch) {
+        const auto plan = batcher.plan(epoch);
+        CHECK(plan.size() == batcher.num_batches(epoch));
+        std::vector<size_t> seen;
+        size_t full = 0;  // batches that could not take one more sentence of their longest side
+        for (const auto& batch : plan) {
+            REQUIRE(!batch.empty());
+            size_t longest = 0;
+            for (size_t i : batch)
+                longest = std::max({longest, examples[i].source.size(), examples[i].target.size()});
+            // within the budget, or one sentence alone that is longer than it
+            CHECK((batch.size() * longest <= options.batch_tokens || batch.size() == 1));
+            full += (batch.size() + 1) * longest > options.batch_tokens;
+            seen.insert(seen.end(), batch.begin(), batch.end());
+            const Batch b = batcher.batch(epoch, size_t(&batch - plan.data()));
+            CHECK(size_t(b.batch_size) == batch.size());
+        }
+        std::sort(seen.begin(), seen.end());
+        std::vector<size_t> all(examples.size());
+        for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+        CHECK(seen == all);
+        CHECK(full > plan.size() / 2);  // batches are filled, not cut short
+    }
+    // still length-bucketed: less padding than batches of as many sentences drawn at random
+    BatchingOptions random = options;
+    random.bucket_chunk = 0;
+    const Batcher unbucketed(examples, random);
+    auto padding = [&](const Batcher& b) {
+        size_t pad = 0;
+        for (size_t k = 0; k < b.num_batches(0); ++k) {
+            const Batch batch = b.batch(0, k);
+            pad += size_t(batch.batch_size * batch.src_len);
+            for (int32_t length : batch.src_lengths) pad -= size_t(length);
+        }
+        return pad;
+    };
+    CHECK(padding(batcher) < padding(unbucketed));
+}
