@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite: with emscripten, the WebAssembly build and its tests under node; a release
-# build (-O2, the fast kernels) running every test through ctest (the live page in Chromium too);
-# a release build with only the reference kernels (-DSEQGRAD_KERNELS=reference) running the unit
-# tests and the end-to-end training tests (the date task learns, resume is bit-exact); the
+# build (-O2, the fast kernels) running every test through ctest (the live page in Chromium too),
+# then pytest on its Python modules and the notebooks (when pybind11 is there); a release build
+# with only the reference kernels (-DSEQGRAD_KERNELS=reference) running the unit tests and the
+# end-to-end training tests (the date task learns, resume is bit-exact); the
 # installed package built against by examples/ in float and double (scripts/install_example.sh);
 # every libFuzzer harness for SEQGRAD_FUZZ_SECONDS (default 60) each, two at a time
 # (scripts/fuzz.sh, clang); then a sanitizer build (address + undefined) running the unit tests.
@@ -29,9 +30,23 @@ if command -v emcmake >/dev/null; then
 else
   echo "note: no emscripten here (Debian: apt-get install emscripten): the live page test skipped"
 fi
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DSEQGRAD_MPI=$mpi >/dev/null
+# Python (optional): with pybind11, numpy and pytest for Debian's python3 the release build
+# includes the modules seqgrad and seqgrad.f64, and pytest runs tests/python (the bindings, then
+# the notebooks of notebooks/ executed headless when nbclient, ipykernel and matplotlib are
+# there); without them they are skipped, and said so.
+python=OFF
+if /usr/bin/python3 -c "import os, sys, sysconfig, pybind11, numpy, pytest
+sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()['include'], 'Python.h')))" 2>/dev/null; then
+  python=ON
+else
+  echo "note: no pybind11, Python headers, numpy or pytest for /usr/bin/python3 (Debian: apt-get install pybind11-dev python3-pybind11 python3-dev python3-numpy python3-pytest): Python tests skipped"
+fi
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DSEQGRAD_MPI=$mpi -DSEQGRAD_PYTHON=$python >/dev/null
 cmake --build build -j"$jobs"
 ctest --test-dir build --output-on-failure -j"$jobs"
+if [ "$python" = ON ]; then
+  SEQGRAD_BUILD="$PWD/build" /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/python
+fi
 cmake -S . -B build-reference -DCMAKE_BUILD_TYPE=Release -DSEQGRAD_KERNELS=reference \
   -DSEQGRAD_BUILD_BENCH=OFF >/dev/null
 cmake --build build-reference -j"$jobs" --target unit_tests train_test_train_end_to_end

@@ -136,11 +136,6 @@ void check_options(const ExploreRequest& request) {
         throw Error("explore --live: one run at a time (the page holds one model)");
     if (!request.live && !request.live_module.empty())
         throw Error("--live-module: only with --live");
-    if (!request.other_runs.empty() && request.out.empty())
-        throw Error(fmt::format(
-            "explore: {} runs side by side need --out FILE.html (there is no one run directory "
-            "to write into)",
-            request.other_runs.size() + 1));
 }
 
 // The decode settings of `run` (its config's, overridden by the options).
@@ -210,13 +205,8 @@ ExploreInput read_explore_input(const ExploreRequest& request, const Config& con
     return input;
 }
 
-ExploreReport run_explore(const ExploreRequest& request) {
+std::string explore_html(const ExploreRequest& request, ExploreReport* report) {
     check_options(request);
-    const std::string out = !request.out.empty() ? request.out
-                            : request.live       ? request.run_dir + "/live.html"
-                                                 : request.run_dir + "/explore.html";
-    check_writable(out);
-
     // Every run is loaded and its test set read before anything is decoded, so that runs of
     // different test sets fail at once.
     std::vector<std::string> run_dirs = {request.run_dir};
@@ -250,22 +240,38 @@ ExploreReport run_explore(const ExploreRequest& request) {
     }
     std::string title = "seqgrad explore: " + run_dirs[0];
     for (size_t k = 1; k < run_dirs.size(); ++k) title += " vs " + run_dirs[k];
-    const std::string page =
+    std::string page =
         request.live ? explore_live_page(explore_runs_data(std::move(data)), title, bundle)
                      : explore_page(explore_runs_data(std::move(data)), title);
-    write_file_atomically(out, page);
+    if (report) {
+        const ExploreInput& input = inputs[0];
+        report->bytes = page.size();
+        report->sentences = input.sources.size();
+        report->available = input.available;
+        report->refused = refused;
+        if (report->available > report->sentences)
+            report->left_out = fmt::format("left out {} of the {} sentences of {} (--limit {})",
+                                           report->available - report->sentences,
+                                           report->available, input.origin, request.limit);
+    }
+    return page;
+}
 
-    const ExploreInput& input = inputs[0];
+ExploreReport run_explore(const ExploreRequest& request) {
+    check_options(request);
+    if (!request.other_runs.empty() && request.out.empty())
+        throw Error(fmt::format(
+            "explore: {} runs side by side need --out FILE.html (there is no one run directory "
+            "to write into)",
+            request.other_runs.size() + 1));
+    const std::string out = !request.out.empty() ? request.out
+                            : request.live       ? request.run_dir + "/live.html"
+                                                 : request.run_dir + "/explore.html";
+    check_writable(out);
     ExploreReport report;
+    const std::string page = explore_html(request, &report);
+    write_file_atomically(out, page);
     report.path = out;
-    report.bytes = page.size();
-    report.sentences = input.sources.size();
-    report.available = input.available;
-    report.refused = refused;
-    if (report.available > report.sentences)
-        report.left_out = fmt::format("left out {} of the {} sentences of {} (--limit {})",
-                                      report.available - report.sentences, report.available,
-                                      input.origin, request.limit);
     return report;
 }
 

@@ -61,6 +61,9 @@ struct ExploreReport {
 // naming the option, path or file on bad input, and naming both runs and the first differing
 // line when the runs compared do not share a test set.
 ExploreReport run_explore(const ExploreRequest& request);
+// The same page as a string, written nowhere (request.out is not used): what Python's
+// seqgrad.explore shows inline. `report` (optional) receives the sizes (no path).
+std::string explore_html(const ExploreRequest& request, ExploreReport* report = nullptr);
 // explore: the sentences a run decodes: --input, --test (read as the run's config reads its test
 // set), or the run's own test split; without --limit applied. Throws Error when there are none.
 ExploreInput read_explore_input(const ExploreRequest& request, const Config& config);

@@ -314,7 +314,7 @@ class Run {
             record["wait_for_slowest_rank_ms_per_step"] = 1e3 * window_.wait_seconds / steps;
         }
         append_record(record);
-        if (!options_.quiet) {
+        if (!options_.quiet || options_.on_progress) {
             ProgressLine line;
             line.epoch = progress_.epoch;
             line.step = progress_.step;
@@ -324,7 +324,8 @@ class Run {
             line.tokens_per_s = tokens_per_s;
             line.elapsed_s = seconds_since(start_);
             line.steps_done = progress_.step - first_step_;
-            print_progress_line(line);
+            if (!options_.quiet) print_progress_line(line);
+            if (options_.on_progress) options_.on_progress(line);
         }
         window_.restart();
     }

@@ -24,6 +24,7 @@
 
 #include "seqgrad/models/distributed/communicator.h"
 #include "seqgrad/models/run/config.h"
+#include "seqgrad/models/training/progress_line.h"
 #include "seqgrad/models/training/signals.h"
 
 namespace seqgrad {
@@ -49,6 +50,9 @@ struct TrainOptions {
     // Called after every validation with the run directory (the command line redraws the
     // loss plot there; models/ knows nothing about pictures).
     std::function<void(const std::string& run_dir)> on_validation;
+    // Called at every train record (every train.log_every steps) with what the progress line
+    // shows, whether or not it is printed (quiet): for a progress bar of one's own.
+    std::function<void(const ProgressLine& progress)> on_progress;
     // The processes this run spans; null = this process alone.
     Communicator* communicator = nullptr;
 };

@@ -260,6 +260,19 @@ TEST_CASE("explore files open in headless Chromium: views drawn, no error, hosti
         ExploreReport report = run_explore(request);
         CHECK(report.sentences == 12);
         CHECK(report.left_out.find("left out 88 of the 100") != std::string::npos);
+        {  // the same page as a string, written nowhere (what Python's seqgrad.explore shows)
+            ExploreRequest in_memory = request;
+            in_memory.out.clear();
+            in_memory.limit = 2;
+            in_memory.gradients = false;
+            ExploreReport page_report;
+            const std::string page = explore_html(in_memory, &page_report);
+            CHECK(page.rfind("<!DOCTYPE html>", 0) == 0);
+            CHECK(page_report.bytes == page.size());
+            CHECK(page_report.sentences == 2);
+            CHECK(page_report.path.empty());
+            CHECK(!std::filesystem::exists(c.output.run_dir + "/explore.html.tmp"));
+        }
         check_in_browser(chromium, request.out, 3, "tree", work);
         check_in_browser(chromium, request.out, 0, "corpus", work);
         // #sentence=i&view=saliency and view=gradients open those views at sentence i

@@ -87,6 +87,11 @@ TEST_CASE("the date task learns: test accuracy far above chance after a short ru
     }
     CHECK(train_records == 5 * 94 / 20);
     CHECK(valid_records == 5);
+    REQUIRE(progress.size() == size_t(train_records));
+    CHECK(progress.front().step == 20);
+    CHECK(progress.back().step == 460);
+    CHECK(progress.back().total_steps == 5 * 94);
+    CHECK(progress.back().loss < progress.front().loss);
 }
 
 TEST_CASE(
