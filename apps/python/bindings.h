@@ -1,6 +1,8 @@
 // The Python module's parts (apps/python/*.cpp), compiled once per precision: `seqgrad._core`
 // (real = float) and `seqgrad._core_f64` (real = double). Each part adds its classes and
-// functions to the module; module.cpp calls them in order.
+// functions to the module; module.cpp calls them in order. Every class is py::module_local():
+// both modules bind the same C++ names (seqgrad::Tensor...), which pybind11 would otherwise take
+// for one type registered twice.
 #pragma once
 
 #include <pybind11/numpy.h>

@@ -51,7 +51,7 @@ py::object parameter_named(const Module& module, const std::string& name) {
 template <class L>
 py::class_<Owned<L>> layer_class(py::module_& m, const char* name, const char* doc) {
     using W = Owned<L>;
-    py::class_<W> cls(m, name, doc);
+    py::class_<W> cls(m, name, py::module_local(), doc);
     cls.def("parameters", [](const W& w) { return w.layer->parameters(); })
         .def("named_parameters", [](const W& w) { return w.layer->named_parameters(); })
         .def("state_dict", [](const W& w) { return w.layer->state(); },
@@ -358,7 +358,7 @@ void bind_layers(py::module_& m) {
              py::arg("memory_key_padding_mask") = py::none());
 
     // ---- optimizers (optim/) -------------------------------------------------------------------
-    py::class_<Optimizer>(m, "Optimizer")
+    py::class_<Optimizer>(m, "Optimizer", py::module_local())
         .def("step", [](Optimizer& o) {
             py::gil_scoped_release release;
             o.step();
@@ -374,7 +374,7 @@ void bind_layers(py::module_& m) {
             out["hyperparameters"] = json_to_python(o.state_json());
             return out;
         });
-    py::class_<SGD, Optimizer>(m, "SGD", "torch.optim.SGD (dampening 0).")
+    py::class_<SGD, Optimizer>(m, "SGD", py::module_local(), "torch.optim.SGD (dampening 0).")
         .def(py::init([](const py::iterable& params, double lr, double momentum, bool nesterov,
                          double weight_decay) {
                  return new SGD(named_from(params), lr, momentum, nesterov, weight_decay);
@@ -392,7 +392,7 @@ void bind_layers(py::module_& m) {
         options.decoupled_weight_decay = decoupled;
         return options;
     };
-    py::class_<Adam, Optimizer>(m, "Adam", "torch.optim.Adam.")
+    py::class_<Adam, Optimizer>(m, "Adam", py::module_local(), "torch.optim.Adam.")
         .def(py::init([adam_options](const py::iterable& params, double lr,
                                      std::pair<double, double> betas, double eps,
                                      double weight_decay) {
@@ -401,7 +401,7 @@ void bind_layers(py::module_& m) {
              }),
              py::arg("params"), py::arg("lr") = 1e-3, py::arg("betas") = std::make_pair(0.9, 0.999),
              py::arg("eps") = 1e-8, py::arg("weight_decay") = 0.0);
-    py::class_<AdamW, Adam>(m, "AdamW", "torch.optim.AdamW.")
+    py::class_<AdamW, Adam>(m, "AdamW", py::module_local(), "torch.optim.AdamW.")
         .def(py::init([adam_options](const py::iterable& params, double lr,
                                      std::pair<double, double> betas, double eps,
                                      double weight_decay) {

@@ -311,7 +311,7 @@ py::dict gradflow_study(const std::vector<std::string>& argv) {
 }  // namespace
 
 void bind_runs(py::module_& m) {
-    py::class_<PyHypothesis>(m, "Hypothesis")
+    py::class_<PyHypothesis>(m, "Hypothesis", py::module_local())
         .def_readonly("tokens", &PyHypothesis::tokens)
         .def_readonly("text", &PyHypothesis::text)
         .def_readonly("score", &PyHypothesis::score)
@@ -322,7 +322,7 @@ void bind_runs(py::module_& m) {
         .def("__repr__", [](const PyHypothesis& h) {
             return fmt::format("Hypothesis({!r}, score={:.4f})", h.text, h.score);
         });
-    py::class_<PyTranslation>(m, "Translation")
+    py::class_<PyTranslation>(m, "Translation", py::module_local())
         .def_readonly("source", &PyTranslation::source)
         .def_readonly("source_tokens", &PyTranslation::source_tokens)
         .def_readonly("nbest", &PyTranslation::nbest)
@@ -340,7 +340,7 @@ void bind_runs(py::module_& m) {
                                t.nbest.empty() ? std::string() : t.nbest[0].text);
         });
 
-    py::class_<Run, std::shared_ptr<Run>>(m, "_Run")
+    py::class_<Run, std::shared_ptr<Run>>(m, "_Run", py::module_local())
         .def_readonly("run_dir", &Run::run_dir)
         .def_readonly("checkpoint", &Run::checkpoint)
         .def_property_readonly("config",
@@ -354,7 +354,7 @@ void bind_runs(py::module_& m) {
     m.def("_explore", &explore);
     m.def("_gradflow_study", &gradflow_study);
 
-    py::class_<BleuScore>(m, "BleuScore")
+    py::class_<BleuScore>(m, "BleuScore", py::module_local())
         .def_readonly("score", &BleuScore::score)
         .def_readonly("precisions", &BleuScore::precisions)
         .def_readonly("counts", &BleuScore::counts)

@@ -33,23 +33,26 @@ Shape shape_of(const py::array& array) {
     return shape;
 }
 
-Shape shape_from_sizes(const std::vector<int64_t>& sizes) {
+// sizes as a Shape; one size may be -1 when `numel` (the element count to keep) is given: it is
+// inferred (a count that does not divide is left to reshape's error, which names both shapes).
+Shape shape_from_sizes(const std::vector<int64_t>& sizes, int64_t numel = -1) {
     if (sizes.size() > size_t(Shape::kMaxRank))
-        throw Error(fmt::format("reshape: at most {} dims, got {}", Shape::kMaxRank, sizes.size()));
-    Shape shape;
+        throw Error(fmt::format("shape: at most {} dims, got {}", Shape::kMaxRank, sizes.size()));
     int inferred = -1;
     int64_t known = 1;
     for (size_t d = 0; d < sizes.size(); ++d) {
-        if (sizes[d] == -1) {
-            if (inferred >= 0) throw Error("reshape: only one size may be -1");
-            inferred = int(d);
-            shape.push_back(1);
-        } else {
-            shape.push_back(sizes[d]);
+        if (sizes[d] != -1) {
             known = checked_mul(known, sizes[d]);
+        } else if (inferred >= 0 || numel < 0) {
+            throw Error(numel < 0 ? "shape: -1 is only allowed in reshape"
+                                  : "reshape: only one size may be -1");
+        } else {
+            inferred = int(d);
         }
     }
-    (void)known;
+    Shape shape;
+    for (size_t d = 0; d < sizes.size(); ++d)
+        shape.push_back(int(d) == inferred ? (known > 0 ? numel / known : 0) : sizes[d]);
     return shape;
 }
 
@@ -120,7 +123,7 @@ std::vector<int32_t> ids_from_numpy(const py::array& array, Shape* shape) {
 }
 
 void bind_tensor(py::module_& m) {
-    py::class_<Tensor> tensor(m, "Tensor",
+    py::class_<Tensor> tensor(m, "Tensor", py::module_local(),
                               "A node of the computation graph: values, an optional gradient, and "
                               "the op that made it.");
     tensor
@@ -207,13 +210,13 @@ void bind_tensor(py::module_& m) {
           py::arg("shape"), py::arg("requires_grad") = false);
     m.attr("dtype") = py::dtype::of<real>();
 
-    py::class_<NoGrad>(m, "no_grad", "with seqgrad.no_grad(): ops inside record no graph.")
+    py::class_<NoGrad>(m, "no_grad", py::module_local(), "with seqgrad.no_grad(): ops inside record no graph.")
         .def(py::init<>())
         .def("__enter__", [](NoGrad& g) { g.guard.emplace(); })
         .def("__exit__", [](NoGrad& g, py::args) { g.guard.reset(); });
     m.def("is_grad_enabled", &grad_enabled);
 
-    py::class_<GradcheckResult>(m, "GradcheckResult")
+    py::class_<GradcheckResult>(m, "GradcheckResult", py::module_local())
         .def_readonly("passed", &GradcheckResult::passed)
         .def_readonly("inputs_checked", &GradcheckResult::inputs_checked)
         .def_readonly("elements_checked", &GradcheckResult::elements_checked)
@@ -279,7 +282,7 @@ void bind_tensor(py::module_& m) {
     m.def("softmax", &softmax);
     m.def("log_softmax", &log_softmax);
     m.def("reshape", [](const Tensor& x, const std::vector<int64_t>& sizes) {
-              return reshape(x, shape_from_sizes(sizes));
+              return reshape(x, shape_from_sizes(sizes, x.numel()));
           },
           py::arg("x"), py::arg("shape"));
     m.def("transpose", py::overload_cast<const Tensor&>(&transpose), py::arg("x"));

@@ -62,6 +62,8 @@ TEST_CASE("the date task learns: test accuracy far above chance after a short ru
     Config c = small_dates_config(temp_run_dir("dates"));
     TrainOptions quiet;
     quiet.quiet = true;
+    std::vector<ProgressLine> progress;  // on_progress is called even when quiet
+    quiet.on_progress = [&](const ProgressLine& line) { progress.push_back(line); };
     TrainSummary s = train(c, quiet);
     INFO("test accuracy " << s.test_metric << ", valid loss " << s.last_valid_loss);
     CHECK(s.has_test);
