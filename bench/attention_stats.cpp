@@ -139,21 +139,21 @@ void measure_attention(const Model& m, const Batch& batch, const std::vector<std
     const Seq2Seq& model = *m.seq2seq;
     const bool luong = m.config.model.attention.rfind("luong", 0) == 0;
     const int64_t B = batch.batch_size, T = batch.tgt_len, S = batch.src_len;
-    DecoderState state = model.initial_state(model.encode(batch));
+    const std::unique_ptr<Seq2SeqState> state = model.initial_state(model.encode(batch));
     for (int64_t t = 0; t < T; ++t) {
         std::vector<int32_t> previous;
         for (int64_t b = 0; b < B; ++b) previous.push_back(batch.tgt_in[size_t(b * T + t)]);
-        const Seq2Seq::StateParts before = model.state_parts(state);
-        const StepResult step = model.step(previous, state);
-        const Seq2Seq::StateParts after = model.state_parts(state);
+        const Tensor query_before = state->layers.back().h, coverage_before = state->coverage;
+        const Tensor output_steps = Tensor::full({B}, real(state->step));
+        const StepResult step = model.step(previous, *state);
         const AttentionResult again = model.decoder.attention->forward(
-            luong ? after.top_hidden : before.top_hidden, after.encoder_outputs,
-            after.keys_projected, after.mask, before.output_step, before.coverage);
+            luong ? state->layers.back().h : query_before, state->encoder_outputs,
+            state->keys_projected, state->mask, output_steps, coverage_before);
         for (int64_t i = 0; i < B * S; ++i)
             if (std::fabs(again.weights.data()[i] - step.attention.data()[i]) > 1e-5)
                 throw Error(
                     "attention_stats: the attention run again from the decoder state differs "
-                    "from the step's (has Seq2Seq's state layout changed?)");
+                    "from the step's (has Seq2SeqState changed?)");
         for (int64_t b = 0; b < B; ++b)
             if (batch.tgt_out[size_t(b * T + t)] != Vocab::PAD)
                 add_row(buckets[names[size_t(b)]], step.attention.data() + b * S,

@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
         const Batch batch = bench::batch_pool(c, 2, 1, S, S)[0];
 
         NoGradGuard no_grad;
-        DecoderState state = model.initial_state(model.encode(batch));
+        std::unique_ptr<DecoderState> state = model.start_decoding(batch);
         const double before = peak_rss_mb();
 
         DecodeOptions options;

@@ -58,11 +58,11 @@ int main(int argc, char** argv) {
         auto decode = [&](bool traced) {
             NoGradGuard no_grad;
             const Batch& batch = pool[next++ % pool.size()];
-            DecoderState state = model.initial_state(model.encode(batch));
+            std::unique_ptr<DecoderState> state = model.start_decoding(batch);
             std::vector<BeamTrace> traces;
             BeamSearchExtras extras;
             if (traced) extras.trace = &traces;
-            beam_search(model, state, options, batch.src_lengths, extras);
+            beam_search(model, std::move(state), options, batch.src_lengths, extras);
             for (const BeamTrace& t : traces) nodes += int64_t(t.nodes.size());
             if (traced) sentences += batch.batch_size;
         };

@@ -63,12 +63,12 @@ int main(int argc, char** argv) {
     auto decode = [&] {
         NoGradGuard no_grad;
         const Batch& batch = pool[next++ % pool.size()];
-        DecoderState state = model->start_decoding(batch);
+        std::unique_ptr<DecoderState> state = model->start_decoding(batch);
         if (options.beam_size == 1) {
-            for (const Hypothesis& h : greedy_decode(*model, state, options, batch.src_lengths))
+            for (const Hypothesis& h : greedy_decode(*model, std::move(state), options, batch.src_lengths))
                 output_tokens += int64_t(h.tokens.size());
         } else {
-            for (const auto& nbest : beam_search(*model, state, options, batch.src_lengths))
+            for (const auto& nbest : beam_search(*model, std::move(state), options, batch.src_lengths))
                 output_tokens += int64_t(nbest[0].tokens.size());
         }
         sentences += batch.batch_size;

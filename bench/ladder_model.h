@@ -86,7 +86,11 @@ class LadderModel {
     // Every rung on: model.forward_loss(batch). Otherwise the same loss (teacher forcing
     // throughout) with the rungs that are off undone.
     LossOutput forward_loss(const Batch& batch, double label_smoothing = 0) const {
-        if (on_.all_on()) return model_.forward_loss(batch, 1.0, label_smoothing);
+        if (on_.all_on()) {
+            LossOptions options;
+            options.label_smoothing = label_smoothing;
+            return model_.forward_loss(batch, options);
+        }
         const Batch sorted =
             is_sorted_by_target_length(batch) ? batch : sort_by_target_length(batch);
         EncodedSource source = model_.encoder.forward(sorted.src_ids, sorted.batch_size,

@@ -65,13 +65,21 @@ int main(int argc, char** argv) {
     set_num_threads(threads);
 
     Rng rng(uint64_t(args.get_int("seed", 0)));
-    std::unique_ptr<TranslationModel> model = make_model(bench::model_config(c), c.Vs, c.Vt, rng);
-    // every rung on: model.forward_loss
-    std::unique_ptr<bench::LadderModel> ladder_model;
-    if (auto* seq2seq = dynamic_cast<Seq2Seq*>(model.get()))
-        ladder_model = std::make_unique<bench::LadderModel>(*seq2seq, ladder);
-    auto* transformer_model = dynamic_cast<Transformer*>(model.get());
-    if (transformer_model) bench::set_transformer_ladder(*transformer_model, transformer_ladder);
+    // The ladders undo optimisations inside a model, so they hold the concrete one they made.
+    const ModelConfig model_config = bench::model_config(c);
+    std::unique_ptr<TranslationModel> model;
+    std::unique_ptr<bench::LadderModel> ladder_model;  // every rung on: model.forward_loss
+    Transformer* transformer_model = nullptr;
+    if (model_config.kind == "transformer") {
+        auto made = std::make_unique<Transformer>(model_config, c.Vs, c.Vt, rng);
+        transformer_model = made.get();
+        bench::set_transformer_ladder(*made, transformer_ladder);
+        model = std::move(made);
+    } else {
+        auto made = std::make_unique<Seq2Seq>(model_config, c.Vs, c.Vt, rng);
+        ladder_model = std::make_unique<bench::LadderModel>(*made, ladder);
+        model = std::move(made);
+    }
     AdamOptions o;
     o.lr = 1e-3;
     Adam adam(model->named_parameters(), o);
@@ -101,7 +109,7 @@ int main(int argc, char** argv) {
         const Batch& batch = pool[next++ % pool.size()];
         auto since = std::chrono::steady_clock::now();
         if (data_parallel) {
-            parallel->forward_backward(*model, batch, 1.0, 0.0, rng);
+            parallel->forward_backward(*model, batch, LossOptions{}, rng);
         } else {
             Tensor loss = ladder_model        ? ladder_model->forward_loss(batch).loss
                           : transformer_model ? bench::transformer_ladder_loss(

@@ -261,6 +261,14 @@ double BahdanauAttention::saturated_share(const Tensor& query, const Tensor& key
 
 // ---- Luong -----------------------------------------------------------------------------------
 
+Tensor LuongAttention::pre_activations(const Tensor& query, const Tensor& keys_projected) const {
+    if (kind_ != LuongScore::concat) return Tensor();
+    NoGradGuard no_grad;
+    const int64_t B = keys_projected.size(0), A = W->out_features();
+    const Tensor query_projected = linear(query, slice(W->weight, 1, 0, query_dim()));  // [B,A]
+    return add(keys_projected, reshape(query_projected, {B, 1, A}));
+}
+
 LuongAttention::LuongAttention(LuongScore kind, int64_t query_dim, int64_t key_dim, Rng& rng,
                                bool scaled, int64_t attn_dim, bool fused)
     : Attention(query_dim, key_dim), use_fused(fused), kind_(kind), scaled_(scaled) {

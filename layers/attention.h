@@ -96,6 +96,12 @@ class Attention : public Module {
     // The weight every step projects the query by (Bahdanau W_q [A, Dq], Luong concat's
     // W[:, :Dq]), or undefined (Luong dot and general: the query is used as it is).
     virtual Tensor query_weight() const { return Tensor(); }
+    // The tanh inputs of a score MLP for query [B,Dq], [B,S,A] (Bahdanau, Luong concat), or
+    // undefined for scores without one. A diagnostic: no graph is recorded.
+    virtual Tensor pre_activations(const Tensor& query, const Tensor& keys_projected) const {
+        (void)query, (void)keys_projected;
+        return Tensor();
+    }
 
     // Convenience for a single step: projects the keys itself.
     AttentionResult forward(const Tensor& query, const Tensor& keys, const Tensor& mask) const {
@@ -167,7 +173,7 @@ class BahdanauAttention : public Attention {
 
     // Diagnostics for gradient-flow studies (no graph is recorded):
     // the tanh pre-activations W_q q + W_k k_s, [B, S, A];
-    Tensor pre_activations(const Tensor& query, const Tensor& keys_projected) const;
+    Tensor pre_activations(const Tensor& query, const Tensor& keys_projected) const override;
     // the share of pre-activations with |x| > threshold (tanh saturated: its derivative
     // 1 − tanh² < 0.01 at |x| = 3) over the valid positions of `mask` (all if undefined).
     double saturated_share(const Tensor& query, const Tensor& keys_projected, const Tensor& mask,
@@ -208,6 +214,8 @@ class LuongAttention : public Attention {
                             const Tensor& mask, const Tensor& output_steps = Tensor(),
                             const Tensor& coverage = Tensor()) const override;
     Tensor query_weight() const override;
+    // concat: W_query q + W_key k_s [B,S,A] (the tanh's inputs); undefined for dot and general
+    Tensor pre_activations(const Tensor& query, const Tensor& keys_projected) const override;
 
     LuongScore kind() const { return kind_; }
     bool scaled() const { return scaled_; }

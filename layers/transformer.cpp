@@ -219,7 +219,8 @@ std::vector<DecoderLayerCache> TransformerDecoder::start(const Tensor& memory) c
 Tensor TransformerDecoder::step(const Tensor& x, std::vector<DecoderLayerCache>& caches,
                                 const Tensor& memory_padding_mask,
                                 std::vector<Tensor>* cross_weights,
-                                std::vector<Tensor>* self_weights) const {
+                                std::vector<Tensor>* self_weights,
+                                Tensor* top_cross_weights) const {
     if (caches.size() != layers.size())
         throw Error(fmt::format("TransformerDecoder::step: {} caches for {} layers", caches.size(),
                                 layers.size()));
@@ -228,10 +229,13 @@ Tensor TransformerDecoder::step(const Tensor& x, std::vector<DecoderLayerCache>&
     if (self_weights) self_weights->clear();
     for (size_t l = 0; l < layers.size(); ++l) {
         Tensor cross, self;
-        y = layers[l]->step(y, caches[l], memory_padding_mask, cross_weights ? &cross : nullptr,
+        const bool top = l + 1 == layers.size();
+        const bool want_cross = cross_weights || (top && top_cross_weights);
+        y = layers[l]->step(y, caches[l], memory_padding_mask, want_cross ? &cross : nullptr,
                             self_weights ? &self : nullptr);
         if (cross_weights) cross_weights->push_back(cross);
         if (self_weights) self_weights->push_back(self);
+        if (top && top_cross_weights) *top_cross_weights = cross;
     }
     return norm.forward(y);
 }

@@ -124,10 +124,11 @@ class TransformerDecoder : public Module {
                    const KeyMask& memory_mask, std::vector<Tensor>* weights = nullptr) const;
     // One step for every row: x [N,1,E] -> [N,1,E]; caches: one per layer.
     // cross_weights (optional): each layer's [N,h,1,S]; self_weights (optional): each layer's
-    // [N,h,1,t].
+    // [N,h,1,t]; top_cross_weights (optional): the top layer's [N,h,1,S] only.
     Tensor step(const Tensor& x, std::vector<DecoderLayerCache>& caches,
                 const Tensor& memory_padding_mask, std::vector<Tensor>* cross_weights = nullptr,
-                std::vector<Tensor>* self_weights = nullptr) const;
+                std::vector<Tensor>* self_weights = nullptr,
+                Tensor* top_cross_weights = nullptr) const;
     // Each layer's cache before the first step: the memory's keys and values.
     std::vector<DecoderLayerCache> start(const Tensor& memory) const;
 

@@ -156,7 +156,7 @@ int cmd_attention(const Argv& argv) {
         throw Error(fmt::format("the sentence is not valid UTF-8 (byte {})", at + 1));
     LoadedRun run = load_run_from_args(args, run_dir);
     const LayerHead chosen = layer_head_from_args(args, run.config.model);
-    const auto* transformer = dynamic_cast<const Transformer*>(run.model.get());
+    const bool transformer = run.config.model.kind == "transformer";  // attention per layer, head
     const std::string kind = transformer ? layer_head_name(chosen, run.config.model)
                                          : run.config.model.attention + " attention";
     if (!transformer && run.config.model.attention == "none")
@@ -185,7 +185,7 @@ int cmd_attention(const Argv& argv) {
     const bool top_mean = chosen.layer == run.config.model.decoder_layers - 1 && chosen.head < 0;
     if (transformer && !top_mean) {
         const TransformerAttention all =
-            transformer_attention(*transformer, run.task.encode_source(sentence), best.tokens);
+            transformer_attention(*run.model, run.task.encode_source(sentence), best.tokens);
         const std::vector<WeightRows>& heads = all.cross.at(size_t(chosen.layer));
         rows = chosen.head < 0 ? mean_over_heads(heads) : heads.at(size_t(chosen.head));
     }

@@ -51,26 +51,41 @@ class DateModel : public Module, public StepModel {
         register_module("out", out);
     }
 
-    // {h [B,H], encoder outputs [B,S,H], keys projected [B,S,A], mask [B,S]}
-    DecoderState encode(const std::vector<int32_t>& ids, int64_t B, int64_t S,
-                        const std::vector<int32_t>& lengths) const {
+    struct State : DecoderState {
+        Tensor h;                // [N,H]
+        Tensor encoder_outputs;  // [N,S,H]
+        Tensor keys_projected;   // [N,S,A]
+        Tensor mask;             // [N,S]
+        int64_t rows() const override { return h.size(0); }
+        std::unique_ptr<DecoderState> select(const std::vector<int32_t>& rows) const override {
+            auto s = std::make_unique<State>(*this);
+            for (Tensor* t : {&s->h, &s->encoder_outputs, &s->keys_projected, &s->mask})
+                *t = select_rows(*t, rows, "DateModel");
+            return s;
+        }
+    };
+    std::unique_ptr<State> encode(const std::vector<int32_t>& ids, int64_t B, int64_t S,
+                                  const std::vector<int32_t>& lengths) const {
         RecurrentOutput enc = encoder.forward(source_embedding.forward(ids, {B, S}), lengths);
-        Tensor mask =
-            parts_.masked_softmax ? t_.padding_mask(lengths, S) : padding_mask(lengths, S);
-        Tensor h = reshape(enc.final_hidden, {B, encoder.hidden_size()});
-        return {{h, enc.outputs, attention.project_keys(enc.outputs), mask}};
+        auto s = std::make_unique<State>();
+        s->mask = parts_.masked_softmax ? t_.padding_mask(lengths, S) : padding_mask(lengths, S);
+        s->h = reshape(enc.final_hidden, {B, encoder.hidden_size()});
+        s->encoder_outputs = enc.outputs;
+        s->keys_projected = attention.project_keys(enc.outputs);
+        return s;
     }
     // one decoder step: the new h_t (state updated)
-    Tensor decode_step(const std::vector<int32_t>& previous, DecoderState& s) const {
+    Tensor decode_step(const std::vector<int32_t>& previous, State& s) const {
         const int64_t n = int64_t(previous.size());
-        Tensor context =
-            attention.forward(s.tensors[0], s.tensors[1], s.tensors[2], s.tensors[3]).context;
+        Tensor context = attention.forward(s.h, s.encoder_outputs, s.keys_projected, s.mask).context;
         Tensor input = concat({target_embedding.forward(previous, {n}), context}, 1);
-        s.tensors[0] = cell.step(input, {s.tensors[0], Tensor()}).h;
-        return s.tensors[0];
+        s.h = cell.step(input, {s.h, Tensor()}).h;
+        ++s.step;
+        return s.h;
     }
     Tensor loss(const Batch& b) const {
-        DecoderState s = encode(b.src_ids, b.batch_size, b.src_len, b.src_lengths);
+        const std::unique_ptr<State> state = encode(b.src_ids, b.batch_size, b.src_len, b.src_lengths);
+        State& s = *state;
         std::vector<Tensor> hidden;
         for (int t = 0; t < b.tgt_len; ++t) {
             std::vector<int32_t> previous(size_t(b.batch_size));
@@ -87,7 +102,8 @@ class DateModel : public Module, public StepModel {
 
     int64_t vocab_size() const override { return target_vocab_; }
     StepResult step(const std::vector<int32_t>& previous, DecoderState& s) const override {
-        return {log_softmax(out.forward(decode_step(previous, s))), Tensor()};
+        return {log_softmax(out.forward(decode_step(previous, state_of<State>(s, "DateModel")))),
+                Tensor()};
     }
 
     Embedding source_embedding;
@@ -115,8 +131,9 @@ double exact_match(const DateModel& model, const Task& task, const std::vector<E
         std::vector<size_t> rows;
         for (size_t i = start; i < std::min(pairs.size(), start + 250); ++i) rows.push_back(i);
         Batch b = make_batch(pairs, rows);
-        DecoderState state = model.encode(b.src_ids, b.batch_size, b.src_len, b.src_lengths);
-        auto hyps = greedy_decode(model, state, options);
+        auto hyps =
+            greedy_decode(model, model.encode(b.src_ids, b.batch_size, b.src_len, b.src_lengths),
+                          options);
         for (size_t i = 0; i < rows.size(); ++i)
             right +=
                 task.decode_target(hyps[i].tokens) == task.decode_target(pairs[rows[i]].target);

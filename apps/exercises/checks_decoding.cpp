@@ -15,7 +15,8 @@ using namespace practice;
 
 // ---- 13 ----
 
-std::vector<std::vector<int32_t>> library_greedy(const StepModel& model, DecoderState state,
+std::vector<std::vector<int32_t>> library_greedy(const StepModel& model,
+                                                 std::unique_ptr<DecoderState> state,
                                                  int max_length) {
     DecodeOptions options;
     options.max_length = max_length;
@@ -125,7 +126,7 @@ void grade_greedy(Grader& g) {
                 why = fmt::format(
                     "the outputs are right, but rows that had produced EOS were fed to the model "
                     "again {} times: EOS hypothesis kept active (drop finished rows with "
-                    "select_rows)",
+                    "state->select(rows))",
                     model.extended_after_eos);
             return why;
         });
@@ -341,7 +342,7 @@ void grade_beam(Grader& g) {
 void add_decoding_exercises(std::vector<Exercise>& out) {
     out.push_back(
         {13, "13_greedy_decode", "greedy decoding over a batch, finished rows dropped", "20-40",
-         "models/decoding/decoding.cpp: greedy_decode(); models/model/step_model.h: select_rows",
+         "models/decoding/decoding.cpp: greedy_decode(); models/model/step_model.h: DecoderState::select",
          grade_greedy});
     out.push_back({14, "14_beam_step",
                    "one beam-search step: top-k, EOS to finished, length penalty, stopping rule",

@@ -15,6 +15,29 @@ namespace seqgrad::grading {
 
 constexpr int32_t PAD = 0, SOS = 1, EOS = 2;
 
+// The state of the table models: each row's prefix, as its id in the model's list of prefixes.
+struct PrefixState : DecoderState {
+    Tensor prefix_ids;  // [N,1]
+    int64_t rows() const override { return prefix_ids.size(0); }
+    std::unique_ptr<DecoderState> select(const std::vector<int32_t>& rows) const override {
+        auto s = std::make_unique<PrefixState>(*this);
+        s->prefix_ids = select_rows(prefix_ids, rows, "PrefixState");
+        return s;
+    }
+};
+
+// The state of the random recurrent models: h [N,H] (and, for some, the source mask [N,S]).
+struct HiddenState : DecoderState {
+    Tensor h, mask;
+    int64_t rows() const override { return h.size(0); }
+    std::unique_ptr<DecoderState> select(const std::vector<int32_t>& rows) const override {
+        auto s = std::make_unique<HiddenState>(*this);
+        s->h = select_rows(h, rows, "HiddenState");
+        if (mask.defined()) s->mask = select_rows(mask, rows, "HiddenState");
+        return s;
+    }
+};
+
 // Next-token probabilities per prefix (prefix without SOS); unlisted prefixes use `fallback`.
 // State: [N, 1], the id of each row's prefix. Counts rows extended after they ended with EOS.
 class TableModel : public StepModel {
@@ -28,30 +51,37 @@ class TableModel : public StepModel {
         table_[prefix] = next;
     }
     int64_t vocab_size() const override { return V; }
-    DecoderState initial_state(int64_t rows) const {
+    std::unique_ptr<DecoderState> initial_state(int64_t rows) const {
         prefixes_.assign(1, {});
-        return DecoderState{{Tensor::zeros({rows, 1})}};
+        auto s = std::make_unique<PrefixState>();
+        s->prefix_ids = Tensor::zeros({rows, 1});
+        return s;
     }
     // Row i continues the prefix starts[i] (as if it had produced those tokens already).
-    DecoderState initial_state(const std::vector<std::vector<int32_t>>& starts) const {
+    std::unique_ptr<DecoderState> initial_state(
+        const std::vector<std::vector<int32_t>>& starts) const {
         prefixes_.assign(1, {});
-        Tensor ids = Tensor::zeros({int64_t(starts.size()), 1});
-        for (size_t i = 0; i < starts.size(); ++i) ids.data()[i] = real(intern(starts[i]));
-        return DecoderState{{ids}};
+        auto s = std::make_unique<PrefixState>();
+        s->prefix_ids = Tensor::zeros({int64_t(starts.size()), 1});
+        for (size_t i = 0; i < starts.size(); ++i)
+            s->prefix_ids.data()[i] = real(intern(starts[i]));
+        return s;
     }
     const Distribution& next(const std::vector<int32_t>& prefix) const {
         auto found = table_.find(prefix);
         return found == table_.end() ? fallback_ : found->second;
     }
-    StepResult step(const std::vector<int32_t>& previous, DecoderState& state) const override {
+    StepResult step(const std::vector<int32_t>& previous, DecoderState& base) const override {
+        PrefixState& state = state_of<PrefixState>(base, "TableModel::step");
+        ++state.step;
         const int64_t n = int64_t(previous.size());
         if (state.rows() != n) throw Error("TableModel: state rows != previous tokens");
         Tensor log_probs = Tensor::full({n, V}, -std::numeric_limits<real>::infinity());
         for (int64_t i = 0; i < n; ++i) {
-            std::vector<int32_t> prefix = prefixes_[size_t(state.tensors[0].data()[i])];
+            std::vector<int32_t> prefix = prefixes_[size_t(state.prefix_ids.data()[i])];
             if (previous[size_t(i)] != SOS) prefix.push_back(previous[size_t(i)]);
             if (std::find(prefix.begin(), prefix.end(), EOS) != prefix.end()) ++extended_after_eos;
-            state.tensors[0].data()[i] = real(intern(prefix));
+            state.prefix_ids.data()[i] = real(intern(prefix));
             for (auto [token, p] : next(prefix))
                 log_probs.data()[i * V + token] = real(std::log(p));
         }
@@ -88,13 +118,17 @@ class RandomModel : public StepModel {
         start_ = fill({16, H}, 1);
     }
     int64_t vocab_size() const override { return V; }
-    DecoderState initial_state(int64_t rows) const {
-        return DecoderState{{slice(start_, 0, 0, rows).detach()}};
+    std::unique_ptr<DecoderState> initial_state(int64_t rows) const {
+        auto s = std::make_unique<HiddenState>();
+        s->h = slice(start_, 0, 0, rows).detach();
+        return s;
     }
-    StepResult step(const std::vector<int32_t>& previous, DecoderState& state) const override {
+    StepResult step(const std::vector<int32_t>& previous, DecoderState& base) const override {
+        HiddenState& state = state_of<HiddenState>(base, "RandomModel::step");
+        ++state.step;
         const int64_t n = int64_t(previous.size());
-        Tensor h = tanh(matmul(state.tensors[0], w_) + embedding(embed_, previous, {n}));
-        state.tensors[0] = h;
+        Tensor h = tanh(matmul(state.h, w_) + embedding(embed_, previous, {n}));
+        state.h = h;
         return {log_softmax(matmul(h, out_) + bias_), Tensor()};
     }
 

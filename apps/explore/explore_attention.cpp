@@ -3,7 +3,6 @@
 #include <cmath>
 
 #include "apps/studies/transformer_attention.h"
-#include "seqgrad/models/model/transformer.h"
 
 namespace seqgrad {
 namespace {
@@ -47,8 +46,8 @@ json transformer_meta(const LoadedRun& run) {
 void add_transformer_attention(const LoadedRun& run, const std::vector<std::string>& sources,
                                const std::vector<Translation>& beams,
                                const std::vector<Translation>& greedies, json& sentences) {
-    const auto* model = dynamic_cast<const Transformer*>(run.model.get());
-    if (!model) return;
+    if (run.config.model.kind != "transformer") return;  // per layer and head: its layers only
+    const TranslationModel* model = run.model.get();
     for (size_t i = 0; i < sources.size(); ++i) {
         const Translation &b = beams[i], &g = greedies[i];
         if (b.source_tokens.empty() || b.nbest.empty() || g.nbest.empty()) continue;

@@ -11,17 +11,6 @@
 namespace seqgrad {
 namespace {
 
-// Gradient flow is measured on an RNN model (Seq2Seq) or on a Transformer, each its own way.
-Seq2Seq& rnn_model(const LoadedRun& run) {
-    auto* model = dynamic_cast<Seq2Seq*>(run.model.get());
-    if (!model)
-        throw Error(
-            fmt::format("gradient flow: a model.kind \"{}\" model; it measures RNN models "
-                        "and Transformers",
-                        run.config.model.kind));
-    return *model;
-}
-
 using nlohmann::json;
 
 json matrix(const std::vector<std::vector<double>>& m) {
@@ -120,12 +109,10 @@ json gradflow_json(const LoadedRun& run, const std::string& source,
                    const std::vector<int32_t>& target, const std::string& target_name) {
     std::vector<EncodedPair> pairs{{run.task.encode_source(source), target}};
     const Batch batch = make_batch(pairs, {0});
-    auto* transformer = dynamic_cast<Transformer*>(run.model.get());
-    const FlowMeasurement m = transformer ? measure_transformer_flow(*transformer, batch)
-                                          : measure_gradient_flow(rnn_model(run), batch, false);
+    const FlowMeasurement m = measure_gradient_flow(*run.model, batch, false);
     for (Tensor p : run.model->parameters()) p.zero_grad();
     return {{"target", target_name},
-            {"kind", transformer ? "transformer" : "rnn"},
+            {"kind", run.config.model.kind == "transformer" ? "transformer" : "rnn"},
             {"loss", significant(m.loss)},
             {"hidden", vector_json(m.hidden)},
             {"direct", vector_json(m.direct)},

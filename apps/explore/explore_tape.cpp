@@ -155,17 +155,6 @@ json sorted_groups(const std::vector<GroupKey>& groups, const std::vector<int>& 
     return list;
 }
 
-// The teacher-forced loss of `batch`, its ops labelled by the model's TapeScopes (and the
-// encoder's by "encoder", the output's by "output").
-Tensor record_loss(const Seq2Seq& model, const Batch& batch, EncodedSource& encoded) {
-    {
-        TapeScope scope("encoder");
-        encoded = model.encode(batch);
-    }
-    TapeScope scope("output");
-    return model.forward_loss(batch, encoded, /*teacher_forcing=*/1, /*label_smoothing=*/0).loss;
-}
-
 // ‖.grad‖ after backward (kept: retains_grad); 0 when no gradient reached the node; null when a
 // fast kernel held it on the node's extension instead (a shared_over_steps view).
 json gradient_norm(const Node& node, bool held_by_kernel) {
@@ -277,22 +266,19 @@ void check_one_sentence(const Batch& batch) {
 
 }  // namespace
 
-json tape_json(const Seq2Seq& model, const Batch& batch) {
+// The teacher-forced pass with a record (models/model/forward_record.h): its ops are labelled by
+// the model's TapeScopes ("encoder", the decoder's steps or layers, "output"), and the paths run
+// from the loss through the encoder's outputs to the source embeddings.
+json tape_json(const TranslationModel& model, const Batch& batch) {
     check_one_sentence(batch);
     for (Tensor p : model.parameters()) p.zero_grad();
     TapeRecording recording;
-    EncodedSource encoded;
-    Tensor loss = record_loss(model, batch, encoded);
-    return graph_json(model, recording, loss, encoded.embedded, encoded.outputs, false);
-}
-
-json tape_json(const Transformer& model, const Batch& batch) {
-    check_one_sentence(batch);
-    for (Tensor p : model.parameters()) p.zero_grad();
-    TapeRecording recording;
-    const TransformerPass pass = transformer_pass(model, batch);
-    json tape = graph_json(model, recording, pass.loss, pass.embedded, pass.memory, true);
-    tape["kind"] = "transformer";
+    ForwardRecord record;
+    const Tensor loss = model.forward_loss(batch, LossOptions{}, &record).loss;
+    const bool recurrent = !record.encoder_step_states.empty();
+    json tape = graph_json(model, recording, loss, record.source_embeddings,
+                           record.encoder_outputs, !recurrent);
+    if (!recurrent) tape["kind"] = "transformer";
     return tape;
 }
 
@@ -300,16 +286,7 @@ json tape_json(const LoadedRun& run, const std::string& source, const std::vecto
                const std::string& target_name) {
     std::vector<EncodedPair> pairs{{run.task.encode_source(source), target}};
     const Batch batch = make_batch(pairs, {0});
-    json tape;
-    if (const auto* rnn = dynamic_cast<const Seq2Seq*>(run.model.get()))
-        tape = tape_json(*rnn, batch);
-    else if (const auto* transformer = dynamic_cast<const Transformer*>(run.model.get()))
-        tape = tape_json(*transformer, batch);
-    else
-        throw Error(
-            fmt::format("the tape view: a model.kind \"{}\" model, expected an RNN or a "
-                        "Transformer",
-                        run.config.model.kind));
+    json tape = tape_json(*run.model, batch);
     tape["target"] = target_name;
     json tokens = json::array();
     for (int32_t id : target) tokens.push_back(run.task.target_vocab.token(id));

@@ -14,21 +14,20 @@
 #include <nlohmann/json.hpp>
 
 #include "seqgrad/data/batching.h"
-#include "seqgrad/models/model/seq2seq.h"
-#include "seqgrad/models/model/transformer.h"
+#include "seqgrad/models/model/translation_model.h"
 #include "seqgrad/models/run/run.h"
 
 namespace seqgrad {
 
-// The tape of `batch`'s (one sentence's) teacher-forced loss:
+// The tape of `batch`'s (one sentence's) teacher-forced loss, from the model's forward pass with
+// a ForwardRecord (models/model/forward_record.h):
 // {"loss", "nodes": {"op", "shape", "value", "grad", "group", "inputs"}, "names", "groups",
 //  "paths": {"embedding", "encoder_outputs", "attention", "recurrence"}}.
-// The model's parameter gradients are zeroed before and after.
-nlohmann::json tape_json(const Seq2Seq& model, const Batch& batch);
-// A Transformer's: groups by module and layer (the step is the layer; each stack's final norm
-// is step L), "kind": "transformer", and one path, from the loss through the cross-attention
-// (the memory) to the source embeddings; "recurrence" is empty.
-nlohmann::json tape_json(const Transformer& model, const Batch& batch);
+// The model's parameter gradients are zeroed before and after. A model without a recurrent
+// encoder (the Transformer) gets groups by module and layer (the step is the layer; each
+// stack's final norm is step L), "kind": "transformer", and one path, from the loss through the
+// cross-attention (the memory) to the source embeddings; "recurrence" is empty.
+nlohmann::json tape_json(const TranslationModel& model, const Batch& batch);
 
 // The same for `source` against `target` (token ids, <eos> included) of a run, with
 // "target": `target_name` and the target tokens' text ("target_tokens").

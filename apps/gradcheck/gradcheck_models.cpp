@@ -138,7 +138,9 @@ void add_models(Registry& r) {
             config.coverage_weight = c.coverage_weight;
             Rng rng(80);
             Seq2Seq model(config, 7, 7, rng);
-            model.coverage_loss = c.coverage_loss;
+            LossOptions options;
+            options.label_smoothing = c.label_smoothing;
+            options.coverage_loss = c.coverage_loss;
             // no dropout (there is none anyway: dropout 0); the coverage loss is a training term
             model.train(c.coverage_loss > 0);
             // source ids 4..6 (EOS = 2 ends the longer one); targets end with EOS
@@ -146,7 +148,7 @@ void add_models(Registry& r) {
             const Batch batch = make_batch(pairs, {0, 1});
             return gradcheck(
                 [&](const Inputs&) {
-                    return model.forward_loss(batch, 1.0, c.label_smoothing).loss;
+                    return model.forward_loss(batch, options).loss;
                 },
                 model.parameters(), o);
         });

@@ -35,65 +35,45 @@ double row_norm_sq(const real* grad, int64_t offset, int64_t n) {
 
 namespace {
 
-// The attention diagnostics of FlowMeasurement, from a teacher-forced pass without a graph.
-// For each decoder step t and each row whose target at t is real (not PAD), over the row's
-// valid source positions s:
+// The attention diagnostics of FlowMeasurement, from the record of the measured pass. For each
+// decoder step t and each row whose target at t is real (not PAD), over the row's valid source
+// positions s:
 //   saturation: the share of |pre-activation| > 3 in the score MLP,
 //               bahdanau  x = W_q h_{t-1} + W_k k_s + b_k   (query = previous state)
 //               concat    x = W_query h_t + W_key k_s        (query = new state)
 //   entropy:    −Σ_s w_s ln w_s of the attention weights
-void attention_diagnostics(const Seq2Seq& model, const Batch& batch, FlowMeasurement& m) {
-    const Attention* attention = model.decoder.attention.get();
-    if (!attention) return;
-    NoGradGuard no_grad;
-    const auto* bahdanau = dynamic_cast<const BahdanauAttention*>(attention);
-    const auto* luong = dynamic_cast<const LuongAttention*>(attention);
-    const bool concat_score = luong && luong->kind() == LuongScore::concat;
-    const int64_t B = batch.batch_size, T = batch.tgt_len, S = batch.src_len;
-    const int64_t H = model.config().hidden_size;
-    EncodedSource source = model.encode(batch);
-    std::vector<RecurrentState> state = source.initial_state;
-    Tensor feed = Tensor::zeros({B, H});
+void attention_diagnostics(const ForwardRecord& record, const Batch& batch, FlowMeasurement& m) {
+    const int64_t T = batch.tgt_len, S = batch.src_len;
     int64_t saturated = 0, pre_total = 0, entropy_count = 0;
     double entropy_sum = 0, ratio_sum = 0;
-    // counts |x| > 3 over the valid (row, position) pairs of pre-activations [B,S,A]
-    auto count_saturated = [&](const Tensor& x, int64_t t) {
+    auto real_target = [&](int64_t b, size_t t) {
+        return batch.tgt_out[size_t(b * T) + t] != Vocab::PAD;
+    };
+    for (size_t t = 0; t < record.attention_pre_activations.size(); ++t) {
+        const Tensor& x = record.attention_pre_activations[t];  // [n_t,S,A]
         const int64_t A = x.size(2);
-        for (int64_t b = 0; b < B; ++b) {
-            if (batch.tgt_out[b * T + t] == Vocab::PAD) continue;
-            for (int64_t s = 0; s < batch.src_lengths[b]; ++s)
+        for (int64_t b = 0; b < x.size(0); ++b) {
+            if (!real_target(b, t)) continue;
+            for (int64_t s = 0; s < batch.src_lengths[size_t(b)]; ++s)
                 for (int64_t a = 0; a < A; ++a)
                     saturated += std::fabs(double(x.data()[(b * S + s) * A + a])) > 3;
-            pre_total += batch.src_lengths[b] * A;
+            pre_total += batch.src_lengths[size_t(b)] * A;
         }
-    };
-    std::vector<int32_t> previous(B);
-    Tensor coverage;
-    for (int64_t t = 0; t < T; ++t) {
-        for (int64_t b = 0; b < B; ++b) previous[b] = batch.tgt_in[b * T + t];
-        Tensor embedded = model.decoder.embedding.forward(previous, {B});
-        if (bahdanau)
-            count_saturated(bahdanau->pre_activations(state.back().h, source.keys_projected), t);
-        Decoder::Step step = model.decoder.step(embedded, state, feed, source, Tensor(), coverage);
-        if (concat_score) {
-            const int64_t A = luong->W->out_features();
-            Tensor query_projected = linear(step.top_hidden(), slice(luong->W->weight, 1, 0, H));
-            count_saturated(add(source.keys_projected, reshape(query_projected, {B, 1, A})), t);
-        }
-        for (int64_t b = 0; b < B; ++b) {
-            if (batch.tgt_out[b * T + t] == Vocab::PAD) continue;
+    }
+    for (size_t t = 0; t < record.attention.size(); ++t) {
+        const Tensor& weights = record.attention[t];  // [n_t,S]
+        for (int64_t b = 0; b < weights.size(0); ++b) {
+            if (!real_target(b, t)) continue;
+            const int64_t length = batch.src_lengths[size_t(b)];
             double h = 0;
-            for (int64_t s = 0; s < batch.src_lengths[b]; ++s) {
-                double w = step.attention_weights.data()[b * S + s];
+            for (int64_t s = 0; s < length; ++s) {
+                const double w = weights.data()[b * S + s];
                 if (w > 0) h -= w * std::log(w);
             }
             entropy_sum += h;
-            if (batch.src_lengths[b] > 1) ratio_sum += h / std::log(double(batch.src_lengths[b]));
+            if (length > 1) ratio_sum += h / std::log(double(length));
             entropy_count++;
         }
-        state = step.state;
-        feed = step.output_state;
-        coverage = step.coverage;  // model.coverage: c_{t+1} = c_t + α_t (undefined without)
     }
     if (pre_total > 0) m.saturation = double(saturated) / double(pre_total);
     if (entropy_count > 0) {
@@ -102,81 +82,96 @@ void attention_diagnostics(const Seq2Seq& model, const Batch& batch, FlowMeasure
     }
 }
 
+// The watched tensors of a recorded pass, gradient retained: the encoder's input, its outputs
+// and (a recurrent encoder) its top layer's state at every step, [direction][t], each [B,He].
+struct Watched {
+    Tensor input, outputs;
+    std::vector<Tensor> states;
+    int directions = 1;
+};
+
+Watched watch(const ForwardRecord& record, int64_t S) {
+    Watched w{record.encoder_input, record.encoder_outputs, {}, 1};
+    w.input.retain_grad();
+    w.outputs.retain_grad();
+    if (record.encoder_step_states.empty()) return w;  // no recurrence
+    // step_states index (layer * D + direction) * S + t; D = K / He
+    const int64_t He = record.encoder_step_states[0].size(1);
+    w.directions = int(w.outputs.size(2) / He);
+    const int64_t top = int64_t(record.encoder_step_states.size()) / (S * w.directions) - 1;
+    for (int d = 0; d < w.directions; ++d)
+        for (int64_t t = 0; t < S; ++t) {
+            Tensor h = record.encoder_step_states[size_t((top * w.directions + d) * S + t)];
+            h.retain_grad();
+            w.states.push_back(h);
+        }
+    return w;
+}
+
+// Row b at position t: adds ‖dL/dh_t‖ and its split to m's sums (a recurrent encoder), or
+// ‖dL/d memory_t‖ (the Transformer: no split, direct and recurrent stay NaN).
+void add_hidden(const Watched& w, int64_t b, int64_t t, int64_t S, FlowMeasurement& m) {
+    const real* direct = w.outputs.grad_data();  // nullptr without attention
+    const int64_t K = w.outputs.size(2);
+    if (w.states.empty()) {
+        m.hidden[size_t(t)] += std::sqrt(row_norm_sq(direct, (b * S + t) * K, K));
+        return;
+    }
+    const int64_t H = K / w.directions;
+    double h_sq = 0, rest_sq = 0;
+    for (int d = 0; d < w.directions; ++d) {
+        const real* total = w.states[size_t(d * S + t)].grad_data();
+        h_sq += row_norm_sq(total, b * H, H);
+        for (int64_t j = 0; j < H; ++j) {
+            const double g = total ? double(total[b * H + j]) : 0;
+            const double a = direct ? double(direct[(b * S + t) * K + d * H + j]) : 0;
+            rest_sq += (g - a) * (g - a);
+        }
+    }
+    m.hidden[size_t(t)] += std::sqrt(h_sq);
+    m.direct[size_t(t)] += std::sqrt(row_norm_sq(direct, (b * S + t) * K, K));
+    m.recurrent[size_t(t)] += std::sqrt(rest_sq);
+}
+
 }  // namespace
 
-FlowMeasurement measure_gradient_flow(Seq2Seq& model, const Batch& batch, bool diagnostics) {
-    const ModelConfig& c = model.config();
-    const int64_t B = batch.batch_size, S = batch.src_len, H = c.hidden_size;
-    const int64_t E = c.embedding_size;
-    const int D = c.bidirectional ? 2 : 1, top = c.encoder_layers - 1;
+FlowMeasurement measure_gradient_flow(TranslationModel& model, const Batch& batch,
+                                      bool diagnostics) {
+    const int64_t B = batch.batch_size, S = batch.src_len;
     FlowMeasurement m;
     m.batch = B;
     m.length = S;
-
-    // Forward with the encoder's tensors kept: the source embeddings [B,S,E] and the top
-    // layer's state at every step (index (layer*D + direction)*S + t in step_states).
     model.zero_grad();
-    // the encoder's step states must be the recurrence's own tensors to receive gradients
-    struct InOrder {
-        Recurrent& encoder;
-        bool was = encoder.sort_by_length;
-        ~InOrder() { encoder.sort_by_length = was; }
-    } in_order{*model.encoder.recurrent};
-    model.encoder.recurrent->sort_by_length = false;
-    EncodedSource source = model.encode(batch);
-    Tensor embedded = source.embedded;
-    embedded.retain_grad();
-    Tensor outputs = source.outputs;  // [B,S,D*H], the node attention reads
-    outputs.retain_grad();
-    std::vector<Tensor> states;  // [direction][t], each [B,H]
-    for (int d = 0; d < D; ++d)
-        for (int64_t t = 0; t < S; ++t) {
-            Tensor h = source.step_states[size_t((top * D + d) * S + t)];
-            h.retain_grad();
-            states.push_back(h);
-        }
-    LossOutput out = model.forward_loss(batch, source);
+    ForwardRecord record;
+    LossOutput out = model.forward_loss(batch, LossOptions{}, &record);
+    const Watched w = watch(record, S);
     out.loss.backward();
     m.loss = double(out.loss.item());
 
     // Per-row norms, averaged over the rows valid at each position.
+    const int64_t E = w.input.size(2);
+    const bool split = !w.states.empty();  // no recurrence (Transformer): no split, NaN
     m.hidden.assign(size_t(S), 0);
     m.embedding.assign(size_t(S), 0);
-    m.direct.assign(size_t(S), 0);
-    m.recurrent.assign(size_t(S), 0);
-    const real* direct = outputs.grad_data();  // nullptr without attention
+    m.direct.assign(size_t(S), split ? 0 : NAN);
+    m.recurrent.assign(size_t(S), split ? 0 : NAN);
     m.rows.assign(size_t(S), 0);
     m.embedding_per_row.assign(size_t(B * S), 0);
     for (int64_t b = 0; b < B; ++b)
         for (int64_t t = 0; t < S; ++t) {
-            double e = std::sqrt(row_norm_sq(embedded.grad_data(), (b * S + t) * E, E));
+            const double e = std::sqrt(row_norm_sq(w.input.grad_data(), (b * S + t) * E, E));
             m.embedding_per_row[size_t(b * S + t)] = e;
-            if (t >= batch.src_lengths[b]) continue;
-            double h_sq = 0, rest_sq = 0;
-            for (int d = 0; d < D; ++d) {
-                const real* total = states[size_t(d * S + t)].grad_data();
-                h_sq += row_norm_sq(total, b * H, H);
-                for (int64_t j = 0; j < H; ++j) {
-                    const double g = total ? double(total[b * H + j]) : 0;
-                    const double a = direct ? double(direct[(b * S + t) * D * H + d * H + j]) : 0;
-                    rest_sq += (g - a) * (g - a);
-                }
-            }
-            m.hidden[size_t(t)] += std::sqrt(h_sq);
-            m.direct[size_t(t)] += std::sqrt(row_norm_sq(direct, (b * S + t) * D * H, D * H));
-            m.recurrent[size_t(t)] += std::sqrt(rest_sq);
+            if (t >= batch.src_lengths[size_t(b)]) continue;
+            add_hidden(w, b, t, S, m);
             m.embedding[size_t(t)] += e;
             m.rows[size_t(t)]++;
         }
     for (int64_t t = 0; t < S; ++t)
-        if (m.rows[size_t(t)] > 0) {
-            m.hidden[size_t(t)] /= m.rows[size_t(t)];
-            m.embedding[size_t(t)] /= m.rows[size_t(t)];
-            m.direct[size_t(t)] /= m.rows[size_t(t)];
-            m.recurrent[size_t(t)] /= m.rows[size_t(t)];
-        }
+        if (m.rows[size_t(t)] > 0)
+            for (std::vector<double>* curve : {&m.hidden, &m.embedding, &m.direct, &m.recurrent})
+                (*curve)[size_t(t)] /= m.rows[size_t(t)];
     m.groups = group_grad_norms(model);
-    if (diagnostics) attention_diagnostics(model, batch, m);
+    if (diagnostics) attention_diagnostics(record, batch, m);
     return m;
 }
 
@@ -320,9 +315,7 @@ class Study {
                 acc.curve.model = name;
                 acc.curve.stage = stage;
                 acc.curve.length = L;
-                auto* transformer = dynamic_cast<Transformer*>(&model);
-                acc.add(transformer ? measure_transformer_flow(*transformer, batch)
-                                    : measure_gradient_flow(dynamic_cast<Seq2Seq&>(model), batch));
+                acc.add(measure_gradient_flow(model, batch));
             }
     }
 
@@ -476,12 +469,6 @@ void study_trained_runs(const GradflowOptions& o, Study& study, const DataSource
     for (size_t k = 0; k < o.run_dirs.size(); ++k) {
         const std::string& dir = o.run_dirs[k];
         LoadedRun run = load_run(dir, "best", /*load_data=*/o.task == "text");
-        if (!dynamic_cast<Seq2Seq*>(run.model.get()) &&
-            !dynamic_cast<Transformer*>(run.model.get()))
-            throw Error(
-                fmt::format("gradflow: {} holds a model.kind \"{}\" model; the "
-                            "gradient-flow study measures RNN models and Transformers",
-                            dir, run.config.model.kind));
         // named by its attention kind (or "transformer"), plus its directory when two runs
         // share the name
         auto name_of = [](const ModelConfig& m) {

@@ -4,7 +4,8 @@
 // the encoder's first steps, and how does that change with the source length L?
 //
 // For one batch whose sources all have length L, we run the model's own training forward pass
-// (Seq2Seq::forward_loss, teacher forcing), backpropagate the mean cross-entropy, and read
+// (forward_loss with a ForwardRecord, teacher forcing), backpropagate the mean cross-entropy, and
+// read
 //   g_h(t) = ‖dL/dh_t‖   the gradient reaching the encoder state at step t (top layer; both
 //                         directions concatenated when bidirectional), t = 1..L
 //   g_e(t) = ‖dL/de_t‖   the gradient reaching the source embedding at step t
@@ -63,21 +64,19 @@ struct FlowMeasurement {
     std::vector<double> embedding_per_row;
     double loss = 0;
     GroupGradNorms groups;
-    // Attention diagnostics, from a second (no-grad) teacher-forced pass; NaN when the model
-    // has no attention / no tanh MLP in its score:
+    // Attention diagnostics, from the same pass's record; NaN when the model has no attention
+    // / no tanh MLP in its score:
     double saturation = NAN;  // share of the score MLP's tanh pre-activations with |x| > 3
                               // (bahdanau and luong_concat)
     double entropy = NAN;     // mean attention entropy −Σ_s w_s ln w_s (nats) per target token
     double entropy_ratio = NAN;  // the same divided by ln(row length): 1 = uniform weights
 };
 
-// Measures gradient flow for `batch`. The model's parameter gradients are zeroed first and
-// hold this batch's gradients afterwards.
-// `diagnostics` false: without the attention diagnostics (saturation, entropy stay NaN), which
-// cost a second forward pass.
-FlowMeasurement measure_gradient_flow(Seq2Seq& model, const Batch& batch, bool diagnostics = true);
-
-// The same for a Transformer (apps/studies/gradflow_transformer.cpp), with
+// Measures gradient flow for `batch` with one teacher-forced pass that keeps a ForwardRecord
+// (models/model/forward_record.h). The model's parameter gradients are zeroed first and hold
+// this batch's gradients afterwards. `diagnostics` false: without the attention diagnostics
+// (saturation, entropy stay NaN).
+// A model without a recurrent encoder (the Transformer) gets
 //   hidden[t]    = ‖dL/d memory_t‖  the encoder's output at t, which only the decoder's
 //                  cross-attention reads: all of its gradient arrives through cross-attention
 //   embedding[t] = ‖dL/d x_t‖       the encoder's input (√E · embedding + position): its
@@ -85,19 +84,8 @@ FlowMeasurement measure_gradient_flow(Seq2Seq& model, const Batch& batch, bool d
 //                  through the residual and feed-forward path of position t itself
 // There is no recurrence, so the RNN's split into "directly through attention" and "through the
 // recurrence" does not apply: direct and recurrent are NaN. No attention diagnostics (NaN).
-FlowMeasurement measure_transformer_flow(Transformer& model, const Batch& batch);
-
-// That teacher-forced pass of a padded batch, written out so that its tensors can be read (the
-// explorer's tape starts its paths from them); the loss is forward_loss's to rounding. Its ops
-// are labelled for the tape: "encoder" (then each layer l, the final norm as L), "decoder"
-// (likewise; each layer's cross-attention "attention"), "output".
-struct TransformerPass {
-    Tensor embedded;  // source_embedding(ids) [B,S,E]
-    Tensor x;         // √E · embedded + P, after dropout: what the encoder reads
-    Tensor memory;    // the encoder's output [B,S,E]
-    Tensor loss;      // the mean cross-entropy over the real target tokens (no smoothing)
-};
-TransformerPass transformer_pass(const Transformer& model, const Batch& batch);
+FlowMeasurement measure_gradient_flow(TranslationModel& model, const Batch& batch,
+                                      bool diagnostics = true);
 
 // ‖g[offset : offset + n]‖² of a gradient buffer (nullptr = no gradient reached the tensor: 0).
 double row_norm_sq(const real* grad, int64_t offset, int64_t n);

@@ -68,21 +68,24 @@ void gradients_of_rows(const TranslationModel& model, const std::vector<Saliency
         lengths.push_back(int32_t(inputs[row.sentence].source_ids.size()));
     }
     Tensor embedded = Tensor::from_vector({R, S, E}, values, /*requires_grad=*/true);
-    DecoderState state = model.start_decoding_embedded(embedded, lengths);
+    std::unique_ptr<DecoderState> state = model.start_decoding_embedded(embedded, lengths);
     const int64_t V = model.vocab_size(), T = rows.front().step + 1;
     Tensor objective;
     int64_t running = R;
     for (int64_t t = 0; t < T; ++t) {
         while (running > 0 && rows[size_t(running - 1)].step < t) --running;  // rows of t..T-1
-        if (running != state.rows())
-            for (Tensor& x : state.tensors) x = slice(x, 0, 0, running);
+        if (running != state->rows()) {  // the leading rows, still in the graph
+            std::vector<int32_t> leading(static_cast<size_t>(running));
+            std::iota(leading.begin(), leading.end(), 0);
+            state = state->select(leading);
+        }
         std::vector<int32_t> previous;
         for (int64_t r = 0; r < running; ++r) {
             const Row& row = rows[size_t(r)];
             previous.push_back(t == 0 ? int32_t(Vocab::SOS)
                                       : inputs[row.sentence].outputs[size_t(t - 1)]);
         }
-        StepResult step = model.step(previous, state);
+        StepResult step = model.step(previous, *state);
         int64_t first = running;  // the rows of step t: [first, running)
         while (first > 0 && rows[size_t(first - 1)].step == t) --first;
         if (first == running) continue;

@@ -22,7 +22,7 @@ std::vector<std::vector<WeightRows>> empty_layers(size_t layers, int64_t heads) 
 
 }  // namespace
 
-TransformerAttention transformer_attention(const Transformer& model,
+TransformerAttention transformer_attention(const TranslationModel& model,
                                            const std::vector<int32_t>& source,
                                            const std::vector<int32_t>& output) {
     if (source.empty() || output.empty())
@@ -32,27 +32,30 @@ TransformerAttention transformer_attention(const Transformer& model,
                         source.size(), output.size()));
     NoGradGuard no_grad;
     const int64_t S = int64_t(source.size()), T = int64_t(output.size());
-    const int64_t h = model.config().heads;
     const Batch batch = make_batch({{source, output}}, {0});
     TransformerAttention a;
 
-    // Encoder self-attention: the teacher-forced pass's first weights, [1, h, S, S] per layer.
-    const TransformerForward f = model.forward(batch, /*weights=*/true);
-    const size_t encoder_layers = model.transformer.encoder.layers.size();
-    a.encoder = empty_layers(encoder_layers, h);
-    for (size_t l = 0; l < encoder_layers; ++l)
+    // Encoder self-attention: the teacher-forced pass's record, [1, h, S, S] per layer.
+    ForwardRecord record;
+    model.forward_loss(batch, LossOptions{}, &record);
+    if (record.encoder_self_attention.empty())
+        throw Error("transformer_attention: the model has no multi-head attention layers");
+    const int64_t h = record.encoder_self_attention[0].size(1);
+    a.encoder = empty_layers(record.encoder_self_attention.size(), h);
+    for (size_t l = 0; l < a.encoder.size(); ++l)
         for (int64_t k = 0; k < h; ++k)
             for (int64_t i = 0; i < S; ++i)
-                a.encoder[l][k].push_back(row_of(f.weights[l], k, i, S));
+                a.encoder[l][k].push_back(row_of(record.encoder_self_attention[l], k, i, S));
 
     // The decoder's: step by step, fed SOS then the output's own tokens, as decoding fed them.
-    const size_t decoder_layers = model.transformer.decoder.layers.size();
+    const size_t decoder_layers = record.decoder_cross_attention.size();
     a.decoder = empty_layers(decoder_layers, h);
     a.cross = empty_layers(decoder_layers, h);
-    DecoderState state = model.start_decoding(batch);
+    std::unique_ptr<DecoderState> state = model.start_decoding(batch);
+    state->keep_layer_attention = true;  // every layer's weights, head by head
     int32_t previous = Vocab::SOS;
     for (int64_t t = 0; t < T; ++t) {
-        const StepResult r = model.step({previous}, state);
+        const StepResult r = model.step({previous}, *state);
         for (size_t l = 0; l < decoder_layers; ++l)
             for (int64_t k = 0; k < h; ++k) {
                 a.decoder[l][k].push_back(row_of(r.self_attention[l], k, 0, t + 1));  // [1,h,1,t+1]

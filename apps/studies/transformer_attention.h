@@ -10,6 +10,7 @@
 //   decoder self-attention   [h, T, T]  output step t over the steps 0..t (causal: row t has
 //                                       t + 1 entries here, the masked future is left out)
 //   cross-attention          [h, T, S]  output step t over the source positions
+// The encoder's come from the teacher-forced pass's ForwardRecord (models/model/forward_record.h).
 // The decoder's two come from the decoding step itself (StepResult::self_attention and
 // cross_attention), the output fed back one token at a time as decoding fed it, so they are the
 // weights the decoder computed while it chose those tokens.
@@ -19,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "seqgrad/models/model/transformer.h"
+#include "seqgrad/models/model/translation_model.h"
 
 namespace seqgrad {
 
@@ -32,10 +33,11 @@ struct TransformerAttention {
     std::vector<std::vector<WeightRows>> cross;    // [T][S]
 };
 
-// The weights of `model` on `source` (ids, EOS included, as Task::encode_source gives them) while
+// The weights of `model` (one built of multi-head attention layers: the Transformer; others
+// throw) on `source` (ids, EOS included, as Task::encode_source gives them) while
 // it produces `output` (ids, as a Hypothesis holds them: EOS at the end when finished). Throws on
 // an empty source or output.
-TransformerAttention transformer_attention(const Transformer& model,
+TransformerAttention transformer_attention(const TranslationModel& model,
                                            const std::vector<int32_t>& source,
                                            const std::vector<int32_t>& output);
 

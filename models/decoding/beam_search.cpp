@@ -26,7 +26,7 @@
 //      again, and its slot stays used, so the beam SHRINKS. The others are the next live beams.
 //      Only a beam's own `free` best tokens can be among the sentence's `free` best, so we take
 //      those per row first: (#beams x free) candidates to sort instead of (#beams x V).
-//   4. Reorder. state = select_rows(state, parent row of each new live beam): a parent with two
+//   4. Reorder. state = state->select(parent row of each new live beam): a parent with two
 //      children is duplicated, one with none disappears, and done sentences drop out, so the
 //      batch shrinks as sentences finish.
 //
@@ -425,21 +425,24 @@ void advance_sentence(SentenceSearch& sentence, const StepOutput& out, int64_t f
 
 }  // namespace
 
-std::vector<std::vector<Hypothesis>> beam_search(const StepModel& model, DecoderState initial,
+std::vector<std::vector<Hypothesis>> beam_search(const StepModel& model,
+                                                 std::unique_ptr<DecoderState> initial,
                                                  const DecodeOptions& options,
                                                  const std::vector<int32_t>& source_lengths) {
     return beam_search(model, std::move(initial), options, source_lengths, BeamSearchExtras{});
 }
 
-std::vector<std::vector<Hypothesis>> beam_search(const StepModel& model, DecoderState initial,
+std::vector<std::vector<Hypothesis>> beam_search(const StepModel& model,
+                                                 std::unique_ptr<DecoderState> initial,
                                                  const DecodeOptions& options,
                                                  const std::vector<int32_t>& source_lengths,
                                                  const BeamSearchExtras& extras) {
     const char* who = "beam_search";
     NoGradGuard no_grad;
-    check_options(options, initial, source_lengths, who);
+    if (!initial) throw Error(fmt::format("{}: no decoder state", who));
+    check_options(options, *initial, source_lengths, who);
 
-    const int64_t num_sentences = initial.rows();
+    const int64_t num_sentences = initial->rows();
     if (!extras.forced_prefixes.empty() && int64_t(extras.forced_prefixes.size()) != num_sentences)
         throw Error(fmt::format("{}: {} forced prefixes for {} sentences", who,
                                 extras.forced_prefixes.size(), num_sentences));
@@ -460,7 +463,7 @@ std::vector<std::vector<Hypothesis>> beam_search(const StepModel& model, Decoder
         }
     }
 
-    DecoderState state = std::move(initial);
+    std::unique_ptr<DecoderState> state = std::move(initial);
     std::vector<int32_t> previous_tokens, parent_rows;
     while (true) {
         // 1. The batch: live beams of the running sentences, in sentence order.
@@ -471,7 +474,7 @@ std::vector<std::vector<Hypothesis>> beam_search(const StepModel& model, Decoder
                     previous_tokens.push_back(previous_token(beam.tokens));
         if (previous_tokens.empty()) break;
         const int64_t rows = int64_t(previous_tokens.size());
-        const StepOutput out(model.step(previous_tokens, state), rows, model.vocab_size(), who);
+        const StepOutput out(model.step(previous_tokens, *state), rows, model.vocab_size(), who);
         if (options.coverage_penalty > 0 && !out.attention)
             throw Error(
                 fmt::format("{}: coverage_penalty needs a model that returns attention", who));
@@ -490,7 +493,7 @@ std::vector<std::vector<Hypothesis>> beam_search(const StepModel& model, Decoder
         }
         // 4. Reorder / duplicate / drop rows for the next step.
         if (parent_rows.empty()) break;
-        if (!is_identity(parent_rows, rows)) state = select_rows(state, parent_rows);
+        if (!is_identity(parent_rows, rows)) state = state->select(parent_rows);
     }
 
     // The n-best of every sentence, best first (stable: earlier finished first on ties).

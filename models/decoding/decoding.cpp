@@ -160,30 +160,32 @@ double length_penalty(int64_t length, const DecodeOptions& options) {
 
 // ================================================================================================
 
-std::vector<Hypothesis> greedy_decode(const StepModel& model, DecoderState initial,
+std::vector<Hypothesis> greedy_decode(const StepModel& model,
+                                                 std::unique_ptr<DecoderState> initial,
                                       const DecodeOptions& options,
                                       const std::vector<int32_t>& source_lengths) {
     const char* who = "greedy_decode";
     NoGradGuard no_grad;
     DecodeOptions checked = options;
     checked.beam_size = checked.nbest = 1;  // not used by greedy decoding
-    check_options(checked, initial, source_lengths, who);
+    if (!initial) throw Error(fmt::format("{}: no decoder state", who));
+    check_options(checked, *initial, source_lengths, who);
 
-    const int64_t num_sentences = initial.rows();
+    const int64_t num_sentences = initial->rows();
     std::vector<Hypothesis> output(static_cast<size_t>(num_sentences));
     std::vector<std::vector<double>> coverage(static_cast<size_t>(num_sentences));
     std::vector<int32_t> sentence_of_row(
         static_cast<size_t>(num_sentences));  // batch row -> sentence
     std::iota(sentence_of_row.begin(), sentence_of_row.end(), 0);
 
-    DecoderState state = std::move(initial);
+    std::unique_ptr<DecoderState> state = std::move(initial);
     std::vector<int32_t> previous_tokens, banned, kept_rows, kept_sentences;
     while (!sentence_of_row.empty()) {
         const int64_t rows = int64_t(sentence_of_row.size());
         previous_tokens.clear();
         for (int32_t b : sentence_of_row)
             previous_tokens.push_back(previous_token(output[size_t(b)].tokens));
-        const StepOutput out(model.step(previous_tokens, state), rows, model.vocab_size(), who);
+        const StepOutput out(model.step(previous_tokens, *state), rows, model.vocab_size(), who);
         if (options.coverage_penalty > 0 && !out.attention)
             throw Error(
                 fmt::format("{}: coverage_penalty needs a model that returns attention", who));
@@ -220,7 +222,7 @@ std::vector<Hypothesis> greedy_decode(const StepModel& model, DecoderState initi
         }
         // Rows that finished leave the batch.
         if (!kept_rows.empty() && !is_identity(kept_rows, rows))
-            state = select_rows(state, kept_rows);
+            state = state->select(kept_rows);
         sentence_of_row.swap(kept_sentences);
     }
     for (size_t b = 0; b < output.size(); ++b)

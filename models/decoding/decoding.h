@@ -73,14 +73,16 @@ double length_penalty(int64_t length, const DecodeOptions& options);
 // Uses min_length, max_length(_factor), no_repeat_ngram_size, suppress_unk, the length and
 // coverage penalties (for Hypothesis::score only) and keep_attention; ignores beam_size and nbest.
 // Returns one hypothesis per sentence, in input order.
-std::vector<Hypothesis> greedy_decode(const StepModel& model, DecoderState initial,
+std::vector<Hypothesis> greedy_decode(const StepModel& model,
+                                                 std::unique_ptr<DecoderState> initial,
                                       const DecodeOptions& options,
                                       const std::vector<int32_t>& source_lengths = {});
 
 // Beam search over B sentences, all live beams of all sentences in one batch per step.
 // Returns for every sentence (input order) at most `nbest` hypotheses sorted by score,
 // best first. beam_size = 1 gives exactly greedy_decode's output.
-std::vector<std::vector<Hypothesis>> beam_search(const StepModel& model, DecoderState initial,
+std::vector<std::vector<Hypothesis>> beam_search(const StepModel& model,
+                                                 std::unique_ptr<DecoderState> initial,
                                                  const DecodeOptions& options,
                                                  const std::vector<int32_t>& source_lengths = {});
 
@@ -96,7 +98,8 @@ struct BeamSearchExtras {
     std::vector<BeamTrace>* trace = nullptr;
 };
 
-std::vector<std::vector<Hypothesis>> beam_search(const StepModel& model, DecoderState initial,
+std::vector<std::vector<Hypothesis>> beam_search(const StepModel& model,
+                                                 std::unique_ptr<DecoderState> initial,
                                                  const DecodeOptions& options,
                                                  const std::vector<int32_t>& source_lengths,
                                                  const BeamSearchExtras& extras);

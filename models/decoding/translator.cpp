@@ -102,7 +102,7 @@ std::vector<Translation> translate(const TranslationModel& model, const Task& ta
             indices.push_back(k - start);
         }
         Batch batch = make_batch(pairs, indices);
-        DecoderState state = model.start_decoding(batch);
+        std::unique_ptr<DecoderState> state = model.start_decoding(batch);
         std::vector<std::vector<Hypothesis>> nbest;
         std::vector<BeamTrace> traces;
         if (use_extras) {
@@ -111,12 +111,12 @@ std::vector<Translation> translate(const TranslationModel& model, const Task& ta
                 for (size_t k = start; k < end; ++k)
                     beam_extras.forced_prefixes.push_back(extras.forced_prefixes[order[k]]);
             if (extras.trace) beam_extras.trace = &traces;
-            nbest = beam_search(model, state, options, batch.src_lengths, beam_extras);
+            nbest = beam_search(model, std::move(state), options, batch.src_lengths, beam_extras);
         } else if (options.beam_size <= 1) {
-            for (Hypothesis& h : greedy_decode(model, state, options, batch.src_lengths))
+            for (Hypothesis& h : greedy_decode(model, std::move(state), options, batch.src_lengths))
                 nbest.push_back({std::move(h)});
         } else {
-            nbest = beam_search(model, state, options, batch.src_lengths);
+            nbest = beam_search(model, std::move(state), options, batch.src_lengths);
         }
         for (size_t k = start; k < end; ++k) {
             Translation& t = results[order[k]];

@@ -120,7 +120,8 @@ EncodedSource Encoder::forward_embedded(const Tensor& embedded,
     const int64_t B = embedded.size(0), S = embedded.size(1);
     EncodedSource out;
     out.embedded = embedded;
-    RecurrentOutput r = recurrent->forward(dropout.forward(out.embedded), lengths);
+    out.input = dropout.forward(out.embedded);
+    RecurrentOutput r = recurrent->forward(out.input, lengths);
     out.outputs = r.outputs;
     out.step_states = r.step_states;
     out.initial_state = decoder_initial_state(r, B);
@@ -258,6 +259,22 @@ Decoder::Step Decoder::step(const Tensor& embedded, const std::vector<RecurrentS
     return s;
 }
 
+const Tensor& Decoder::attention_query(const std::vector<RecurrentState>& before,
+                                       const Step& s) const {
+    return attention_kind_ == "bahdanau" ? before.back().h : s.top_hidden();
+}
+
+void Decoder::record_step(const Step& s, const std::vector<RecurrentState>& before,
+                          const Tensor& keys_projected, ForwardRecord& record) const {
+    if (s.attention_weights.defined()) record.attention.push_back(s.attention_weights);
+    record.decoder_states.push_back(s.top_hidden());
+    record.decoder_outputs.push_back(s.projection_input);
+    if (attention) {
+        Tensor x = attention->pre_activations(attention_query(before, s), keys_projected);
+        if (x.defined()) record.attention_pre_activations.push_back(x);
+    }
+}
+
 // ---- the whole model -------------------------------------------------------------------------
 
 Seq2Seq::Seq2Seq(const ModelConfig& c, int64_t source_vocab, int64_t target_vocab, Rng& rng)
@@ -289,7 +306,16 @@ void Seq2Seq::init_normal(Rng& rng) {
                   e->weight.data() + int64_t(Vocab::PAD + 1) * e->embedding_dim(), real(0));
 }
 
-EncodedSource Seq2Seq::encode(const Batch& batch) const {
+EncodedSource Seq2Seq::encode(const Batch& batch, bool in_order) const {
+    if (in_order && encoder.recurrent->sort_by_length) {
+        // sort_by_length off for this pass (it is speed, not maths: layers/recurrent.h)
+        struct Restore {
+            Recurrent& recurrent;
+            ~Restore() { recurrent.sort_by_length = true; }
+        } restore{*encoder.recurrent};
+        encoder.recurrent->sort_by_length = false;
+        return encode(batch);
+    }
     EncodedSource source =
         encoder.forward(batch.src_ids, batch.batch_size, batch.src_len, batch.src_lengths);
     source.keys_projected = decoder.project_keys(source.outputs);  // once per batch
@@ -306,12 +332,24 @@ EncodedSource Seq2Seq::encode_embedded(const Tensor& embedded,
 // A batch sorted by decreasing target length lets the decoder drop each sequence as soon as it
 // has ended (decode_teacher_forced); sorting rows changes neither the loss (a mean over tokens)
 // nor its gradient, only the order of the sum.
-LossOutput Seq2Seq::forward_loss(const Batch& batch, double teacher_forcing,
-                                 double label_smoothing) const {
-    if (is_sorted_by_target_length(batch))
-        return forward_loss(batch, encode(batch), teacher_forcing, label_smoothing);
+LossOutput Seq2Seq::forward_loss(const Batch& batch, const LossOptions& options,
+                                 ForwardRecord* record) const {
+    if (record) {  // the batch's own order, the encoder's steps its own tensors
+        EncodedSource source;
+        {
+            TapeScope scope("encoder");  // the explorer's tape: the source side
+            source = encode(batch, /*in_order=*/true);
+        }
+        record->source_embeddings = source.embedded;
+        record->encoder_input = source.input;
+        record->encoder_outputs = source.outputs;
+        record->encoder_step_states = source.step_states;
+        TapeScope scope("output");  // the decoder's steps label their own ops
+        return forward_loss(batch, source, options, record);
+    }
+    if (is_sorted_by_target_length(batch)) return forward_loss(batch, encode(batch), options);
     const Batch sorted = sort_by_target_length(batch);
-    return forward_loss(sorted, encode(sorted), teacher_forcing, label_smoothing);
+    return forward_loss(sorted, encode(sorted), options);
 }
 
 // encode -> teacher-forced decode -> the mean cross-entropy over the N real target tokens:
@@ -322,17 +360,18 @@ LossOutput Seq2Seq::forward_loss(const Batch& batch, double teacher_forcing,
 // The composed twin, cross_entropy_composed(decoder.out.forward(h), y) (layers/loss.h), gives
 // the same numbers.
 LossOutput Seq2Seq::forward_loss(const Batch& batch, const EncodedSource& source,
-                                 double teacher_forcing, double label_smoothing) const {
-    const DecodedSteps decoded = decode_teacher_forced(batch, source, teacher_forcing);
+                                 const LossOptions& options, ForwardRecord* record) const {
+    const DecodedSteps decoded = decode_teacher_forced(batch, source, options, record);
     LossOutput result;
     result.num_tokens = count_targets(decoded.targets, Vocab::PAD);
     result.loss = linear_cross_entropy(decoder.dropout.forward(decoded.states), decoder.out.weight,
                                        decoder.out.bias, decoded.targets, Vocab::PAD,
-                                       Reduction::mean, real(label_smoothing), &result.num_correct);
+                                       Reduction::mean, real(options.label_smoothing),
+                                       &result.num_correct);
     // + λ (1/N) Σ_t Σ_s min(α_{t,s}, c_{t,s}): See et al.'s coverage loss, per token as the CE
     if (decoded.coverage_overlap.defined() && result.num_tokens > 0)
         result.loss = add(result.loss, mul(decoded.coverage_overlap,
-                                           real(coverage_loss / double(result.num_tokens))));
+                                           real(options.coverage_loss / double(result.num_tokens))));
     return result;
 }
 
@@ -407,7 +446,9 @@ Tensor coverage_overlap(const Tensor& weights, const Tensor& coverage, const int
 // product.
 Seq2Seq::DecodedSteps Seq2Seq::decode_teacher_forced(const Batch& batch,
                                                      const EncodedSource& source,
-                                                     double teacher_forcing) const {
+                                                     const LossOptions& options,
+                                                     ForwardRecord* record) const {
+    const double teacher_forcing = options.teacher_forcing;
     const int64_t B = batch.batch_size, T = batch.tgt_len;
     const std::vector<int64_t> running = running_rows(batch);
     Rng& rng = thread_rng(rng_);
@@ -415,7 +456,7 @@ Seq2Seq::DecodedSteps Seq2Seq::decode_teacher_forced(const Batch& batch,
     Tensor feed = Tensor::zeros({B, config_.hidden_size});  // Luong's ã_{t-1} (input feeding)
     EncodedSource rows = source;                            // the running rows' source
     Tensor coverage;  // c_t [n_t, S] (model.coverage; undefined = 0 before the first step)
-    const bool with_coverage_loss = decoder.has_coverage() && coverage_loss > 0 && training();
+    const bool with_coverage_loss = decoder.has_coverage() && options.coverage_loss > 0 && training();
     std::vector<Tensor> output_states;  // one [n_t, *] per step
     DecodedSteps decoded;
     decoded.targets.reserve(size_t(batch.num_target_tokens));
@@ -445,6 +486,7 @@ Seq2Seq::DecodedSteps Seq2Seq::decode_teacher_forced(const Batch& batch,
                                            ? add(decoded.coverage_overlap, overlap)
                                            : overlap;
         }
+        if (record) decoder.record_step(s, state, rows.keys_projected, *record);
         state = s.state;
         feed = s.output_state;
         coverage = s.coverage;

@@ -50,10 +50,24 @@ struct EncodedSource {
     Tensor keys_projected;  // [B,S,*] attention's key projection, computed once per batch
     Tensor mask;            // [B,S]   1 at padded source positions
     std::vector<int32_t> lengths;
-    // For gradient-flow studies (apps/studies/gradflow.cpp): call retain_grad() on these before
-    // backward to read d(loss)/d(source embedding) and d(loss)/d(encoder state at step t).
+    // The encoder's own tensors, for a ForwardRecord (models/model/forward_record.h):
     Tensor embedded;                  // [B,S,E] source embeddings (before dropout)
+    Tensor input;                     // [B,S,E] what the recurrence reads (after dropout)
     std::vector<Tensor> step_states;  // the encoder's RecurrentOutput::step_states
+};
+
+// The decoder's state between decoding steps (models/model/step_model.h), every tensor one row
+// per hypothesis, [N, ...]. The output step t (for a position bias) is DecoderState::step.
+struct Seq2SeqState : DecoderState {
+    Tensor feed;             // [N,H] Luong's ã_{t-1} (input feeding), zeros before the first step
+    Tensor encoder_outputs;  // [N,S,K] what the attention reads
+    Tensor keys_projected;   // [N,S,*] the attention's key half (undefined without attention)
+    Tensor mask;             // [N,S] 1 at padded source positions
+    Tensor coverage;         // [N,S] c_t, zeros before the first step (undefined without coverage)
+    std::vector<RecurrentState> layers;  // every decoder layer's h (and an LSTM's c), bottom first
+
+    int64_t rows() const override { return encoder_outputs.size(0); }
+    std::unique_ptr<DecoderState> select(const std::vector<int32_t>& rows) const override;
 };
 
 class Encoder : public Module {
@@ -110,6 +124,12 @@ class Decoder : public Module {
               const Tensor& coverage = Tensor()) const;
     // model.coverage is not "none": the attention reads and the state carries c_t.
     bool has_coverage() const { return attention && attention->coverage_kind() != Coverage::none; }
+    // The query the attention of step s read: h_{t-1} (Bahdanau, `before` = the states the step
+    // started from) or h_t (Luong).
+    const Tensor& attention_query(const std::vector<RecurrentState>& before, const Step& s) const;
+    // Appends step s's tensors to a ForwardRecord (attention, states, pre-activations).
+    void record_step(const Step& s, const std::vector<RecurrentState>& before,
+                     const Tensor& keys_projected, ForwardRecord& record) const;
     Tensor project_keys(const Tensor& encoder_outputs) const;
     // The weights every step multiplies by (for kernels::SharedOverStepsScope).
     std::vector<Tensor> step_weights() const;
@@ -138,50 +158,43 @@ class Seq2Seq : public TranslationModel {
     Seq2Seq(const ModelConfig& config, int64_t source_vocab, int64_t target_vocab, Rng& rng);
 
     const ModelConfig& config() const override { return config_; }
-    DecoderState start_decoding(const Batch& batch) const override {
+    std::unique_ptr<DecoderState> start_decoding(const Batch& batch) const override {
         return initial_state(encode(batch));
     }
     Tensor source_token_embeddings(const std::vector<int32_t>& source_ids) const override {
         return encoder.embedding.forward(source_ids, {int64_t(source_ids.size())}).detach();
     }
-    DecoderState start_decoding_embedded(const Tensor& embedded,
-                                         const std::vector<int32_t>& lengths) const override {
+    std::unique_ptr<DecoderState> start_decoding_embedded(
+        const Tensor& embedded, const std::vector<int32_t>& lengths) const override {
         return initial_state(encode_embedded(embedded, lengths));
     }
     int64_t vocab_size() const override { return target_vocab_; }
 
-    EncodedSource encode(const Batch& batch) const;
+    // in_order: the encoder runs the rows in the batch's order (no sorting by length), so that
+    // EncodedSource::step_states are the recurrence's own tensors (for a ForwardRecord).
+    EncodedSource encode(const Batch& batch, bool in_order = false) const;
     // encode() from given source embeddings [B,S,E] (Encoder::forward_embedded).
     EncodedSource encode_embedded(const Tensor& embedded,
                                   const std::vector<int32_t>& lengths) const;
-    // Training forward: teacher forcing with probability teacher_forcing per token (1 = always);
-    // otherwise the model's own previous argmax is fed. `rng` draws those choices and dropout.
-    LossOutput forward_loss(const Batch& batch, double teacher_forcing = 1.0,
-                            double label_smoothing = 0.0) const override;
-    // The same from a source already encoded by encode(batch) (to inspect the encoder's tensors).
+    // Training forward: teacher forcing with probability options.teacher_forcing per token
+    // (1 = always); otherwise the model's own previous argmax is fed. `rng` draws those choices
+    // and dropout. Without a record the batch is sorted by target length first (the order of a
+    // sum); with one, it runs in its own order (models/model/forward_record.h).
+    LossOutput forward_loss(const Batch& batch, const LossOptions& options = {},
+                            ForwardRecord* record = nullptr) const override;
+    // The same from a source already encoded by encode(batch), in the batch's row order.
     LossOutput forward_loss(const Batch& batch, const EncodedSource& source,
-                            double teacher_forcing = 1.0, double label_smoothing = 0.0) const;
+                            const LossOptions& options = {},
+                            ForwardRecord* record = nullptr) const;
 
-    // Decoding (StepModel): one row per source sentence; state tensors are
-    // {feed, encoder outputs, keys projected, mask, output step [N], coverage [N,S] (or [N,1]
-    // zeros without coverage), h of each layer, c of each layer (LSTM)}.
-    DecoderState initial_state(const EncodedSource& source) const;
+    // Decoding (StepModel): one row per source sentence.
+    std::unique_ptr<Seq2SeqState> initial_state(const EncodedSource& source) const;
     StepResult step(const std::vector<int32_t>& previous_tokens,
                     DecoderState& state) const override;
-    // The named parts of a state made by initial_state, for tools that redo a step's attention
-    // (bench/attention_stats.cpp): the query the next step starts from is top_hidden.
-    struct StateParts {
-        Tensor top_hidden, encoder_outputs, keys_projected, mask, output_step, coverage;
-    };
-    StateParts state_parts(const DecoderState& state) const;
 
     Encoder encoder;
     Decoder decoder;
     Rng& rng() const { return rng_; }
-
-    // λ of the coverage loss (train.coverage_loss; needs model.coverage): added to forward_loss's
-    // loss in training mode only, as a regulariser (validation reports the cross-entropy).
-    double coverage_loss = 0;
 
   private:
     // The decoder's output states of the steps that ran, and their targets.
@@ -192,7 +205,7 @@ class Seq2Seq : public TranslationModel {
         Tensor coverage_overlap;
     };
     DecodedSteps decode_teacher_forced(const Batch& batch, const EncodedSource& source,
-                                       double teacher_forcing) const;
+                                       const LossOptions& options, ForwardRecord* record) const;
 
     // model.init "normal": every weight N(0, 0.01), every bias 0
     void init_normal(Rng& rng);

@@ -6,6 +6,7 @@
 
 #include "seqgrad/autograd/fused_loss.h"
 #include "seqgrad/autograd/ops.h"
+#include "seqgrad/autograd/tape_scope.h"
 #include "seqgrad/data/vocab.h"
 #include "seqgrad/layers/attention.h"
 
@@ -139,9 +140,11 @@ LossOutput Transformer::loss_of_rows(const Tensor& h, const Batch& batch,
 // The batch packed: sources [1,ΣS_i,E] and targets [1,ΣT_i,E] with no padding, each sentence
 // attending to its own positions only (autograd/fused_dot_product_attention.h). The decoder's
 // output rows are then exactly the real target tokens.
-LossOutput Transformer::forward_loss(const Batch& batch, double teacher_forcing,
-                                     double label_smoothing) const {
-    check_teacher_forcing(teacher_forcing);
+LossOutput Transformer::forward_loss(const Batch& batch, const LossOptions& options,
+                                     ForwardRecord* record) const {
+    check_teacher_forcing(options.teacher_forcing);
+    if (record) return recorded_loss(batch, options.label_smoothing, *record);
+    const double label_smoothing = options.label_smoothing;
     const Packing source = Packing::of_lengths(batch.src_lengths);
     const Packing target = Packing::of_lengths(batch.tgt_lengths);
     const Tensor memory = transformer.encoder.forward(
@@ -152,6 +155,35 @@ LossOutput Transformer::forward_loss(const Batch& batch, double teacher_forcing,
         memory, KeyMask::packed(target, target), KeyMask::packed(target, source));
     return loss_of_rows(reshape(decoded, {target.total(), config_.d_model}), batch,
                         label_smoothing);
+}
+
+// The padded pass of forward(), every tensor kept: x = √E · emb + P (the encoder's input),
+// memory, every layer's weights, the decoder's output; loss = padded_loss. Its loss is the
+// packed pass's to rounding (tests/unit/test_gradflow.cpp).
+LossOutput Transformer::recorded_loss(const Batch& batch, double label_smoothing,
+                                      ForwardRecord& record) const {
+    const int64_t B = batch.batch_size, S = batch.src_len, T = batch.tgt_len;
+    const Tensor source_padding = padding_mask(batch.src_lengths, S);
+    {
+        TapeScope scope("encoder");  // the explorer's tape: the source side
+        record.source_embeddings = source_embedding->forward(batch.src_ids, {B, S});
+        record.encoder_input = embed(record.source_embeddings, source_positions, 0);
+        record.encoder_outputs = transformer.encoder.forward(record.encoder_input, source_padding,
+                                                             &record.encoder_self_attention);
+    }
+    {
+        TapeScope scope("decoder");
+        std::vector<Tensor> weights;  // each layer's {self, cross}
+        record.decoded = transformer.decoder.forward(
+            embed(target_embedding->forward(batch.tgt_in, {B, T}), target_positions, 0),
+            record.encoder_outputs, padding_mask(batch.tgt_lengths, T), source_padding, &weights);
+        for (size_t l = 0; l + 1 < weights.size(); l += 2) {
+            record.decoder_self_attention.push_back(weights[l]);
+            record.decoder_cross_attention.push_back(weights[l + 1]);
+        }
+    }
+    TapeScope scope("output");
+    return padded_loss(record.decoded, batch, label_smoothing);
 }
 
 LossOutput Transformer::forward_loss_padded(const Batch& batch, double label_smoothing) const {
@@ -167,7 +199,19 @@ LossOutput Transformer::padded_loss(const Tensor& decoded, const Batch& batch,
                         label_smoothing);
 }
 
-DecoderState Transformer::start_decoding(const Batch& batch) const {
+std::unique_ptr<DecoderState> TransformerState::select(const std::vector<int32_t>& rows) const {
+    auto selected = std::make_unique<TransformerState>(*this);  // step, flags; tensors below
+    selected->memory_mask = select_rows(memory_mask, rows, "TransformerState");
+    for (DecoderLayerCache& layer : selected->layers)
+        for (KeysValues* kv : {&layer.memory, &layer.self})
+            if (kv->keys.defined()) {
+                kv->keys = select_rows(kv->keys, rows, "TransformerState");
+                kv->values = select_rows(kv->values, rows, "TransformerState");
+            }
+    return selected;
+}
+
+std::unique_ptr<DecoderState> Transformer::start_decoding(const Batch& batch) const {
     return start_decoding_embedded(
         source_embedding->forward(batch.src_ids, {batch.batch_size, batch.src_len}),
         batch.src_lengths);
@@ -177,60 +221,45 @@ Tensor Transformer::source_token_embeddings(const std::vector<int32_t>& source_i
     return source_embedding->forward(source_ids, {int64_t(source_ids.size())}).detach();
 }
 
-DecoderState Transformer::start_decoding_embedded(const Tensor& embedded,
-                                                  const std::vector<int32_t>& lengths) const {
+std::unique_ptr<DecoderState> Transformer::start_decoding_embedded(
+    const Tensor& embedded, const std::vector<int32_t>& lengths) const {
     if (embedded.rank() != 3 || embedded.size(2) != config_.d_model ||
         embedded.size(0) != int64_t(lengths.size()))
         throw Error(fmt::format(
             "Transformer::start_decoding_embedded: embedded {} for {} lengths: expected [{},S,{}]",
             embedded.shape().str(), lengths.size(), lengths.size(), config_.d_model));
-    const int64_t B = embedded.size(0), S = embedded.size(1);
-    const Tensor source_padding = padding_mask(lengths, S);
+    const Tensor source_padding = padding_mask(lengths, embedded.size(1));
     const Tensor memory =
         transformer.encoder.forward(embed(embedded, source_positions, 0), source_padding);
-    DecoderState state;
-    state.tensors = {source_padding, Tensor::zeros({B})};
-    for (const DecoderLayerCache& cache : transformer.decoder.start(memory)) {
-        state.tensors.push_back(cache.memory.keys);
-        state.tensors.push_back(cache.memory.values);
-    }
+    auto state = std::make_unique<TransformerState>();
+    state->memory_mask = source_padding;
+    state->layers = transformer.decoder.start(memory);
     return state;
 }
 
 StepResult Transformer::step(const std::vector<int32_t>& previous_tokens,
-                             DecoderState& state) const {
-    const size_t L = transformer.decoder.layers.size();
-    const bool first = state.tensors.size() == 2 + 2 * L;
-    if (!first && state.tensors.size() != 2 + 4 * L)
-        throw Error(
-            fmt::format("Transformer::step: a state of {} tensors, expected {} or {} "
-                        "(made by Transformer::start_decoding)",
-                        state.tensors.size(), 2 + 2 * L, 2 + 4 * L));
+                             DecoderState& base) const {
+    TransformerState& state = state_of<TransformerState>(base, "Transformer::step");
+    if (state.layers.size() != transformer.decoder.layers.size())
+        throw Error(fmt::format("Transformer::step: a state of {} layers for a decoder of {}",
+                                state.layers.size(), transformer.decoder.layers.size()));
     const int64_t N = int64_t(previous_tokens.size());
     if (state.rows() != N)
         throw Error(
             fmt::format("Transformer::step: {} tokens for a state of {} rows", N, state.rows()));
-    const int64_t t = int64_t(state.tensors[1].data()[0]);
-    std::vector<DecoderLayerCache> caches(L);
-    for (size_t l = 0; l < L; ++l) {
-        caches[l].memory = {state.tensors[2 + 2 * l], state.tensors[3 + 2 * l]};
-        if (!first)
-            caches[l].self = {state.tensors[2 + 2 * L + 2 * l], state.tensors[3 + 2 * L + 2 * l]};
-    }
-    const Tensor x = embed(target_embedding->forward(previous_tokens, {N, 1}), target_positions, t);
+    const Tensor x =
+        embed(target_embedding->forward(previous_tokens, {N, 1}), target_positions, state.step);
     StepResult result;
-    // every layer's weights, head by head: copies of what the attention computes anyway
-    const Tensor h = transformer.decoder.step(x, caches, state.tensors[0], &result.cross_attention,
-                                              &result.self_attention);  // [N,1,E]
+    Tensor top_cross;  // [N,h,1,S]
+    const bool layers = state.keep_layer_attention;  // every layer's weights: copies, on request
+    const Tensor h = transformer.decoder.step(x, state.layers, state.memory_mask,
+                                              layers ? &result.cross_attention : nullptr,
+                                              layers ? &result.self_attention : nullptr,
+                                              &top_cross);  // [N,1,E]
     result.log_probs = log_softmax(project(reshape(h, {N, config_.d_model})));
-    const Tensor attention = average_heads(result.cross_attention.back());  // [N,1,S]
+    const Tensor attention = average_heads(top_cross);  // [N,1,S]
     result.attention = reshape(attention, {N, attention.size(2)});
-    state.tensors.resize(2 + 2 * L);
-    for (size_t l = 0; l < L; ++l) {
-        state.tensors.push_back(caches[l].self.keys);
-        state.tensors.push_back(caches[l].self.values);
-    }
-    state.tensors[1] = Tensor::full({N}, real(t + 1));
+    ++state.step;
     return result;
 }
 

@@ -24,10 +24,7 @@
 //
 // Decoding is incremental (StepModel): each decoder layer caches its self-attention's keys and
 // values and the memory's, so step t attends over t cached positions instead of re-running the
-// prefix. The state's tensors, each [N, ...]:
-//   0  memory padding mask [N,S]            1  the step t [N]
-//   then for each layer l: memory keys, memory values [N,h,S,d]; after the first step also
-//   self keys, self values [N,h,t,d].
+// prefix (TransformerState).
 #pragma once
 
 #include <memory>
@@ -40,6 +37,18 @@
 #include "seqgrad/models/model/translation_model.h"
 
 namespace seqgrad {
+
+// The decoder's state between decoding steps (models/model/step_model.h), one row per
+// hypothesis. The position of the next token is DecoderState::step.
+struct TransformerState : DecoderState {
+    Tensor memory_mask;  // [N,S] 1 at padded source positions
+    // One per decoder layer: memory keys and values [N,h,S,d] (computed once), self keys and
+    // values [N,h,t,d] of the t positions so far (undefined before the first step).
+    std::vector<DecoderLayerCache> layers;
+
+    int64_t rows() const override { return memory_mask.size(0); }
+    std::unique_ptr<DecoderState> select(const std::vector<int32_t>& rows) const override;
+};
 
 // The teacher-forced pass's tensors, for tests and tools.
 struct TransformerForward {
@@ -56,9 +65,9 @@ class Transformer : public TranslationModel {
     const ModelConfig& config() const override { return config_; }
     int64_t vocab_size() const override { return target_vocab_; }
 
-    // The loss on the packed batch.
-    LossOutput forward_loss(const Batch& batch, double teacher_forcing = 1.0,
-                            double label_smoothing = 0.0) const override;
+    // The loss on the packed batch; with a record, on the padded one (forward_record.h).
+    LossOutput forward_loss(const Batch& batch, const LossOptions& options = {},
+                            ForwardRecord* record = nullptr) const override;
     // The same loss from the padded pass (forward()), padding included in every product: for
     // tests and the performance ladder.
     LossOutput forward_loss_padded(const Batch& batch, double label_smoothing = 0.0) const;
@@ -73,13 +82,14 @@ class Transformer : public TranslationModel {
     // logits [N,V] = out(h) for rows h [N,E]
     Tensor project(const Tensor& h) const;
 
-    DecoderState start_decoding(const Batch& batch) const override;
+    std::unique_ptr<DecoderState> start_decoding(const Batch& batch) const override;
     Tensor source_token_embeddings(const std::vector<int32_t>& source_ids) const override;
     // The encoder reads √E · embedded + P, as from token ids.
-    DecoderState start_decoding_embedded(const Tensor& embedded,
-                                         const std::vector<int32_t>& lengths) const override;
+    std::unique_ptr<DecoderState> start_decoding_embedded(
+        const Tensor& embedded, const std::vector<int32_t>& lengths) const override;
     // attention: the top decoder layer's cross-attention weights of this step, averaged over
-    // heads [N,S]; self_attention and cross_attention: every decoder layer's, per head
+    // heads [N,S]; self_attention and cross_attention: every decoder layer's, per head, when the
+    // state asks (DecoderState::keep_layer_attention)
     StepResult step(const std::vector<int32_t>& previous_tokens,
                     DecoderState& state) const override;
 
@@ -94,6 +104,9 @@ class Transformer : public TranslationModel {
     // Packed: ids [B,L] padded -> the real tokens [1,N,E], positions within each sentence.
     Tensor embed_packed(const Embedding& embedding, const PositionalEncoding& positions,
                         const std::vector<int32_t>& ids, int64_t L, const Packing& packing) const;
+    // The padded pass with its tensors in `record` (encoder, decoder, output under TapeScopes).
+    LossOutput recorded_loss(const Batch& batch, double label_smoothing,
+                             ForwardRecord& record) const;
     // The mean cross-entropy of out(h) for h [N,E], the rows of the N real target tokens.
     LossOutput loss_of_rows(const Tensor& h, const Batch& batch, double label_smoothing) const;
 

@@ -28,7 +28,7 @@ int DataParallel::threads() const {
 }
 
 LossOutput DataParallel::forward_backward(const TranslationModel& model, const Batch& batch,
-                                          double teacher_forcing, double label_smoothing, Rng& rng,
+                                          const LossOptions& options, Rng& rng,
                                           Communicator* communicator) {
     const int ranks = communicator ? communicator->size() : 1;
     const int rank = communicator ? communicator->rank() : 0;
@@ -65,7 +65,7 @@ LossOutput DataParallel::forward_backward(const TranslationModel& model, const B
         const int k = first + local;
         Rng shard_rng(seeds[size_t(k)]);
         ThreadRng use(shard_rng);
-        LossOutput out = model.forward_loss(parts[size_t(k)], teacher_forcing, label_smoothing);
+        LossOutput out = model.forward_loss(parts[size_t(k)], options);
         losses[size_t(k)] = double(out.loss.item());
         if (out.num_tokens > 0 && out.loss.requires_grad())  // L_k weighs n_k / N in L
             out.loss.backward(Tensor::scalar(real(double(out.num_tokens) / double(total_tokens))));

@@ -49,8 +49,8 @@ class DataParallel {
     // With a communicator of more than one rank, `batch` is the global batch (the same on every
     // rank), this rank runs its share of it, and afterwards every rank's .grad (and the returned
     // loss, tokens and hits) are those of the whole global batch. Every rank must call it.
-    LossOutput forward_backward(const TranslationModel& model, const Batch& batch, double teacher_forcing,
-                                double label_smoothing, Rng& rng,
+    LossOutput forward_backward(const TranslationModel& model, const Batch& batch,
+                                const LossOptions& options, Rng& rng,
                                 Communicator* communicator = nullptr);
 
     // Wall time of the last call's sums across ranks (0 in one process), in seconds, and of its

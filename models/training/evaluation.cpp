@@ -39,7 +39,7 @@ double validation_loss(const TranslationModel& model, const Batcher& valid_batch
     EpochIterator it(valid_batches, 0);
     while (it.has_next()) {
         Batch batch = it.next();
-        LossOutput out = model.forward_loss(batch, 1.0, 0.0);
+        LossOutput out = model.forward_loss(batch);
         loss_sum += out.loss.item() * double(out.num_tokens);
         tokens += out.num_tokens;
     }

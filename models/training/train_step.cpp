@@ -10,8 +10,8 @@ NonFiniteError::NonFiniteError(const std::string& what, double value)
     : Error(fmt::format("the {} became {}", what, value)) {}
 
 LossOutput forward_backward(const TranslationModel& model, const Batch& batch,
-                            double teacher_forcing, double label_smoothing) {
-    LossOutput out = model.forward_loss(batch, teacher_forcing, label_smoothing);
+                            const LossOptions& options) {
+    LossOutput out = model.forward_loss(batch, options);
     if (std::isfinite(out.loss.item())) out.loss.backward();
     return out;
 }

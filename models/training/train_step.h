@@ -30,7 +30,7 @@ using LossAndGradient = std::function<LossOutput(const Batch&)>;
 // forward_loss then backward, on this thread: the LossAndGradient of a run in one process.
 // A loss that is not finite is returned without a backward pass (train_step stops there).
 LossOutput forward_backward(const TranslationModel& model, const Batch& batch,
-                            double teacher_forcing = 1, double label_smoothing = 0);
+                            const LossOptions& options = {});
 
 // What one step measured.
 struct TrainStepStats {

@@ -15,7 +15,6 @@
 #include "seqgrad/autograd/kernels/parallel.h"
 #include "seqgrad/data/file_io.h"
 #include "seqgrad/models/decoding/translator.h"
-#include "seqgrad/models/model/seq2seq.h"
 #include "seqgrad/models/model/translation_model.h"
 #include "seqgrad/models/run/task.h"
 #include "seqgrad/models/training/checkpoint.h"
@@ -99,8 +98,6 @@ class Run {
         prepare_task_and_run_dir();
         model_ =
             make_model(config.model, task_.source_vocab.size(), task_.target_vocab.size(), rng_);
-        if (auto* seq2seq = dynamic_cast<Seq2Seq*>(model_.get()))  // See et al.'s λ (training)
-            seq2seq->coverage_loss = config.train.coverage_loss;
         optimizer_ = make_optimizer(config.train, *model_);
         schedule_ = make_schedule(config.train);
         make_batchers();
@@ -145,6 +142,15 @@ class Run {
     // seqgrad's threads run the optimizer's passes (autograd/kernels/parallel.h); with
     // train.parallel = "data" or several ranks, each thread also runs a share of every batch
     // (with BLAS on one thread), and the step gets its gradient from DataParallel.
+    // What the loss is asked for: train.teacher_forcing, label_smoothing, coverage_loss.
+    LossOptions loss_options() const {
+        LossOptions o;
+        o.teacher_forcing = config_.train.teacher_forcing;
+        o.label_smoothing = config_.train.label_smoothing;
+        o.coverage_loss = config_.train.coverage_loss;
+        return o;
+    }
+
     void set_up_threads() {
         const TrainConfig& t = config_.train;
         set_blas_threads(t.threads);
@@ -153,13 +159,11 @@ class Run {
             parallel_ = std::make_unique<DataParallel>(t.threads);
         if (parallel_)  // the rows split over threads and ranks
             loss_and_gradient_ = [this](const Batch& batch) {
-                return parallel_->forward_backward(*model_, batch, config_.train.teacher_forcing,
-                                                   config_.train.label_smoothing, rng_, &comm_);
+                return parallel_->forward_backward(*model_, batch, loss_options(), rng_, &comm_);
             };
         else  // forward_loss, then backward, on this thread
             loss_and_gradient_ = [this](const Batch& batch) {
-                return forward_backward(*model_, batch, config_.train.teacher_forcing,
-                                        config_.train.label_smoothing);
+                return forward_backward(*model_, batch, loss_options());
             };
     }
 

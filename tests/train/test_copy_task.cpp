@@ -115,10 +115,10 @@ TEST_CASE("a tiny attention model learns to reverse sequences (> 95% token accur
         for (int k = 0; k < 4; ++k) {
             NoGradGuard no_grad;
             Batch batch = reverse_batch(data, 64);
-            DecoderState state = model.initial_state(model.encode(batch));
+            auto state = model.initial_state(model.encode(batch));
             DecodeOptions greedy;
             greedy.max_length = 12;
-            std::vector<Hypothesis> hyps = greedy_decode(model, state, greedy, batch.src_lengths);
+            std::vector<Hypothesis> hyps = greedy_decode(model, std::move(state), greedy, batch.src_lengths);
             for (int b = 0; b < batch.batch_size; ++b)
                 for (int t = 0; t < batch.tgt_lengths[b]; ++t) {
                     int32_t want = batch.tgt_out[b * batch.tgt_len + t];

@@ -201,8 +201,8 @@ TEST_CASE("a model with model.attention_mask = false attends to PAD: decoding an
             {
                 NoGradGuard no_grad;
                 // One decoding step (what greedy decoding and beam search call).
-                DecoderState state = model.initial_state(model.encode(batch));
-                StepResult step = model.step(std::vector<int32_t>(7, Vocab::SOS), state);
+                auto state = model.initial_state(model.encode(batch));
+                StepResult step = model.step(std::vector<int32_t>(7, Vocab::SOS), *state);
                 const std::vector<double> padded = padded_weight(step.attention, batch);
                 for (int64_t b = 0; b < 7; ++b) {
                     CAPTURE(b);
@@ -265,12 +265,12 @@ TEST_CASE("position bias: teacher-forced training and step-by-step decoding see 
             const LossOutput training = model.forward_loss(batch);
             const double training_sum = double(training.loss.item()) * double(training.num_tokens);
             // The same sentences decoded one step at a time, fed the gold previous tokens.
-            DecoderState state = model.initial_state(model.encode(batch));
+            auto state = model.initial_state(model.encode(batch));
             double decoding_sum = 0;
             for (int64_t t = 0; t < T; ++t) {
                 std::vector<int32_t> previous;
                 for (int64_t b = 0; b < B; ++b) previous.push_back(batch.tgt_in[size_t(b * T + t)]);
-                StepResult step = model.step(previous, state);
+                StepResult step = model.step(previous, *state);
                 const int64_t V = step.log_probs.size(1);
                 for (int64_t b = 0; b < B; ++b) {
                     const int32_t gold = batch.tgt_out[size_t(b * T + t)];

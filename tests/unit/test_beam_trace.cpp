@@ -307,11 +307,11 @@ TEST_CASE("forced prefix on a random model: the prefix is scored as teacher forc
         CHECK(forced[1][r].tokens == free_run[1][r].tokens);
     // Teacher-forcing the best forced hypothesis gives its log-prob.
     NoGradGuard no_grad;
-    DecoderState state = model.initial_state({0}, {4});
+    auto state = model.initial_state({0}, {4});
     double log_prob = 0;
     int32_t previous = SOS;
     for (int32_t token : forced[0][0].tokens) {
-        StepResult r = model.step({previous}, state);
+        StepResult r = model.step({previous}, *state);
         log_prob += r.log_probs.data()[token];
         previous = token;
     }

@@ -171,13 +171,13 @@ TEST_CASE("coverage: teacher-forced training equals step-by-step decoding (1e-12
             NoGradGuard no_grad;
             const LossOutput training = model.forward_loss(batch);
             const double training_sum = double(training.loss.item()) * double(training.num_tokens);
-            DecoderState state = model.initial_state(model.encode(batch));
+            auto state = model.initial_state(model.encode(batch));
             std::vector<double> summed(size_t(B * S), 0);  // Σ_t α_t, to compare with the state
             double decoding_sum = 0;
             for (int64_t t = 0; t < T; ++t) {
                 std::vector<int32_t> previous;
                 for (int64_t b = 0; b < B; ++b) previous.push_back(batch.tgt_in[size_t(b * T + t)]);
-                StepResult step = model.step(previous, state);
+                StepResult step = model.step(previous, *state);
                 const int64_t V = step.log_probs.size(1);
                 for (int64_t b = 0; b < B; ++b) {
                     const int32_t gold = batch.tgt_out[size_t(b * T + t)];
@@ -189,7 +189,7 @@ TEST_CASE("coverage: teacher-forced training equals step-by-step decoding (1e-12
             }
             CHECK(decoding_sum == doctest::Approx(training_sum).epsilon(1e-12));
             // the state carries c = Σ_t α_t, and 0 at the padded source positions
-            const Tensor carried = model.state_parts(state).coverage;
+            const Tensor carried = state->coverage;
             REQUIRE(carried.shape() == Shape{B, S});
             for (int64_t b = 0; b < B; ++b)
                 for (int64_t s = 0; s < S; ++s) {
@@ -219,9 +219,9 @@ TEST_CASE("coverage: beam 1 equals greedy; beam search carries each hypothesis's
             DecodeOptions options;
             options.max_length = 6;
             options.length_penalty = DecodeOptions::none;
-            const DecoderState initial = model.initial_state(model.encode(batch));
-            auto greedy = greedy_decode(model, initial, options);
-            auto beam1 = beam_search(model, initial, options);
+            const auto initial = model.initial_state(model.encode(batch));
+            auto greedy = greedy_decode(model, model.initial_state(model.encode(batch)), options);
+            auto beam1 = beam_search(model, model.initial_state(model.encode(batch)), options);
             for (size_t b = 0; b < greedy.size(); ++b) {
                 CHECK(beam1[b][0].tokens == greedy[b].tokens);
                 CHECK(beam1[b][0].log_prob == doctest::Approx(greedy[b].log_prob).epsilon(1e-12));
@@ -229,14 +229,14 @@ TEST_CASE("coverage: beam 1 equals greedy; beam search carries each hypothesis's
             // Beam 3: rescoring each best hypothesis alone, one row, gives its log-probability
             // (it would not if the beams' coverage vectors were not reordered with them).
             options.beam_size = 3;
-            auto beam3 = beam_search(model, initial, options);
+            auto beam3 = beam_search(model, model.initial_state(model.encode(batch)), options);
             for (int32_t b = 0; b < int32_t(beam3.size()); ++b) {
                 const Hypothesis& best = beam3[size_t(b)][0];
-                DecoderState row = select_rows(initial, {b});
+                std::unique_ptr<DecoderState> row = initial->select({b});
                 int32_t previous = Vocab::SOS;
                 double log_prob = 0;
                 for (int32_t token : best.tokens) {
-                    StepResult step = model.step({previous}, row);
+                    StepResult step = model.step({previous}, *row);
                     log_prob += double(step.log_probs.data()[token]);
                     previous = token;
                 }
@@ -257,13 +257,13 @@ TEST_CASE("coverage loss: λ (1/N) Σ_t Σ_s min(α_{t,s}, c_{t,s}) against a ha
         Seq2Seq model(c, 13, 13, rng);
         NoGradGuard no_grad;
         // by hand: the attention of every step, decoded one step at a time with the gold tokens
-        DecoderState state = model.initial_state(model.encode(batch));
+        auto state = model.initial_state(model.encode(batch));
         std::vector<double> coverage(size_t(B * S), 0);
         double overlap = 0;
         for (int64_t t = 0; t < T; ++t) {
             std::vector<int32_t> previous;
             for (int64_t b = 0; b < B; ++b) previous.push_back(batch.tgt_in[size_t(b * T + t)]);
-            const StepResult step = model.step(previous, state);
+            const StepResult step = model.step(previous, *state);
             for (int64_t b = 0; b < B; ++b)
                 for (int64_t s = 0; s < S; ++s) {
                     const double a = double(step.attention.data()[b * S + s]);
@@ -274,13 +274,14 @@ TEST_CASE("coverage loss: λ (1/N) Σ_t Σ_s min(α_{t,s}, c_{t,s}) against a ha
         }
         CHECK(overlap > 0.1);
         const LossOutput plain = model.forward_loss(batch);  // λ = 0
-        model.coverage_loss = 0.5;
-        const LossOutput with_loss = model.forward_loss(batch);  // training mode: λ counts
+        LossOptions half;
+        half.coverage_loss = 0.5;
+        const LossOutput with_loss = model.forward_loss(batch, half);  // training mode: λ counts
         const double N = double(plain.num_tokens);
         CHECK(double(with_loss.loss.item()) ==
               doctest::Approx(double(plain.loss.item()) + 0.5 * overlap / N).epsilon(1e-12));
         model.eval();  // a regulariser: validation (eval mode) reports the cross-entropy
-        CHECK(double(model.forward_loss(batch).loss.item()) ==
+        CHECK(double(model.forward_loss(batch, half).loss.item()) ==
               doctest::Approx(double(plain.loss.item())).epsilon(1e-14));
     }
 }
@@ -296,12 +297,13 @@ TEST_CASE("coverage loss: a whole model's gradient checks in double (learned, Ba
         c.coverage = "learned";
         Rng rng(14);
         Seq2Seq model(c, 13, 13, rng);
-        model.coverage_loss = 1.0;
+        LossOptions one;
+        one.coverage_loss = 1.0;
         std::vector<Tensor> inputs;
         for (auto& [name, p] : model.named_parameters())
             if (name.find("decoder.attention") == 0 || name.find("decoder.cell") == 0)
                 inputs.push_back(p);
-        expect_gradcheck([&](auto&) { return model.forward_loss(batch).loss; }, inputs);
+        expect_gradcheck([&](auto&) { return model.forward_loss(batch, one).loss; }, inputs);
     }
 }
 
@@ -330,13 +332,14 @@ TEST_CASE("coverage loss: unsorted rows, sorted rows and 1, 2, 3 threads give on
     c.coverage = "learned";
     Rng rng(18);
     Seq2Seq model(c, 13, 13, rng);
-    model.coverage_loss = 0.7;
+    LossOptions options;
+    options.coverage_loss = 0.7;
     // unsorted: rows past their end run on with PAD targets, which the loss must not count
-    LossOutput unsorted = model.forward_loss(batch, model.encode(batch));
+    LossOutput unsorted = model.forward_loss(batch, model.encode(batch), options);
     unsorted.loss.backward();
     const std::vector<double> g = gradients_of(model);
     model.zero_grad();
-    LossOutput sorted = model.forward_loss(batch);
+    LossOutput sorted = model.forward_loss(batch, options);
     sorted.loss.backward();
     CHECK(std::fabs(double(sorted.loss.item()) - double(unsorted.loss.item())) < 1e-12);
     CHECK(max_difference(gradients_of(model), g) < 1e-12);
@@ -345,7 +348,7 @@ TEST_CASE("coverage loss: unsorted rows, sorted rows and 1, 2, 3 threads give on
         model.zero_grad();
         DataParallel parallel(threads);
         Rng shard_seeds(5);
-        LossOutput out = parallel.forward_backward(model, batch, 1.0, 0.0, shard_seeds);
+        LossOutput out = parallel.forward_backward(model, batch, options, shard_seeds);
         CHECK(std::fabs(double(out.loss.item()) - double(sorted.loss.item())) < 1e-12);
         CHECK(max_difference(gradients_of(model), g) < 1e-12);
     }
@@ -364,20 +367,20 @@ TEST_CASE("coverage: a forced prefix builds c up like any other step") {
     options.beam_size = 3;
     options.max_length = 6;
     options.length_penalty = DecodeOptions::none;
-    const DecoderState initial = model.initial_state(model.encode(batch));
+    const auto initial = model.initial_state(model.encode(batch));
     BeamSearchExtras extras;
     extras.forced_prefixes.assign(size_t(batch.batch_size), {7, 8});
-    auto results = beam_search(model, initial, options, {}, extras);
+    auto results = beam_search(model, model.initial_state(model.encode(batch)), options, {}, extras);
     for (int32_t b = 0; b < int32_t(results.size()); ++b) {
         const Hypothesis& best = results[size_t(b)][0];
         REQUIRE(best.tokens.size() >= 2);
         CHECK(best.tokens[0] == 7);
         CHECK(best.tokens[1] == 8);
-        DecoderState row = select_rows(initial, {b});
+        std::unique_ptr<DecoderState> row = initial->select({b});
         int32_t previous = Vocab::SOS;
         double log_prob = 0;
         for (int32_t token : best.tokens) {
-            StepResult step = model.step({previous}, row);
+            StepResult step = model.step({previous}, *row);
             log_prob += double(step.log_probs.data()[token]);
             previous = token;
         }

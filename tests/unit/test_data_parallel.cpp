@@ -86,13 +86,13 @@ TEST_CASE("data parallel: 1, 2, 3 and 8 threads give one backward's loss and gra
             zero_grads(model);
             DataParallel parallel(threads);
             Rng shard_seeds(5);
-            LossOutput out = parallel.forward_backward(model, batch, 1.0, 0.0, shard_seeds);
+            LossOutput out = parallel.forward_backward(model, batch, LossOptions{}, shard_seeds);
             CHECK(std::abs(out.loss.item() - plain.loss.item()) < 1e-12);
             CHECK(out.num_tokens == plain.num_tokens);
             CHECK(out.num_correct == plain.num_correct);
             CHECK(max_difference(gradients(model), g_plain) < 1e-12);
             // gradients accumulate over calls, as backward does
-            parallel.forward_backward(model, batch, 1.0, 0.0, shard_seeds);
+            parallel.forward_backward(model, batch, LossOptions{}, shard_seeds);
             auto doubled = g_plain;
             for (auto& v : doubled)
                 for (real& x : v) x *= 2;
@@ -110,7 +110,7 @@ TEST_CASE("data parallel: with dropout and sampling, a run is reproducible for a
         model.train();
         DataParallel parallel(threads);
         Rng seeds(9);
-        LossOutput out = parallel.forward_backward(model, mixed_batch(), 0.5, 0.1, seeds);
+        LossOutput out = parallel.forward_backward(model, mixed_batch(), LossOptions{0.5, 0.1}, seeds);
         return std::make_pair(double(out.loss.item()), gradients(model));
     };
     const auto a = run(2), b = run(2);

@@ -67,14 +67,14 @@ bool has_repeated_ngram(const Tokens& tokens, size_t n) {
 
 // Re-runs the model one row at a time along `h.tokens` (teacher forcing) and checks that the
 // hypothesis' log-prob and attention are those of that path: beam search's reordering of rows
-// (select_rows with parent indices) kept every hypothesis with its own state.
-void check_replay(const RandomStepModel& model, DecoderState state, const Hypothesis& h,
+// (DecoderState::select with parent indices) kept every hypothesis with its own state.
+void check_replay(const RandomStepModel& model, std::unique_ptr<DecoderState> state, const Hypothesis& h,
                   int32_t source_length) {
     NoGradGuard no_grad;
     double log_prob = 0;
     int32_t previous = SOS;
     for (size_t t = 0; t < h.tokens.size(); ++t) {
-        StepResult r = model.step({previous}, state);
+        StepResult r = model.step({previous}, *state);
         log_prob += r.log_probs.data()[h.tokens[t]];
         REQUIRE(h.attention.size() == h.tokens.size());
         REQUIRE(h.attention[t].size() == size_t(source_length));

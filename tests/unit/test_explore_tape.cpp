@@ -14,6 +14,8 @@
 #include <unordered_set>
 
 #include "apps/explore/explore_tape.h"
+#include "seqgrad/models/model/seq2seq.h"
+#include "seqgrad/models/model/transformer.h"
 #include "apps/explore/op_maths.h"
 #include "seqgrad/autograd/ops.h"
 #include "seqgrad/autograd/tape_scope.h"

@@ -279,7 +279,7 @@ TEST_CASE("gradflow: the Transformer beside the RNN models; its loss is the mode
     Transformer model(c, 16, 16, rng);
     model.eval();
     const Batch batch = padded_batch();
-    FlowMeasurement m = measure_transformer_flow(model, batch);
+    FlowMeasurement m = measure_gradient_flow(model, batch);
     // the loss of the written-out pass is forward_loss's, and the parameters got its gradient
     CHECK(m.loss == doctest::Approx(double(model.forward_loss(batch).loss.item())).epsilon(1e-12));
     CHECK(m.groups.total > 0);

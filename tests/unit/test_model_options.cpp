@@ -101,14 +101,14 @@ std::vector<OptionCase> option_cases() {
 // Σ_t −log p(y_t | y_<t, x) over the real tokens, by Seq2Seq::step from initial_state, / tokens.
 double stepwise_loss(const Seq2Seq& model, const Batch& batch) {
     NoGradGuard no_grad;
-    DecoderState state = model.initial_state(model.encode(batch));
+    auto state = model.initial_state(model.encode(batch));
     const int64_t B = batch.batch_size, T = batch.tgt_len;
     double total = 0;
     int64_t tokens = 0;
     for (int64_t t = 0; t < T; ++t) {
         std::vector<int32_t> previous(static_cast<size_t>(B));
         for (int64_t b = 0; b < B; ++b) previous[size_t(b)] = batch.tgt_in[size_t(b * T + t)];
-        StepResult r = model.step(previous, state);
+        StepResult r = model.step(previous, *state);
         const int64_t V = r.log_probs.size(1);
         for (int64_t b = 0; b < B; ++b) {
             const int32_t y = batch.tgt_out[size_t(b * T + t)];
@@ -164,11 +164,11 @@ TEST_CASE("model options: beam width 1 equals greedy, and beam search reorders e
         const auto beam3 = beam_search(model, model.initial_state(source), options);
         for (size_t s = 0; s < beam3.size(); ++s) {
             const Hypothesis& h = beam3[s][0];
-            DecoderState state = select_rows(model.initial_state(source), {int32_t(s)});
+            auto state = model.initial_state(source)->select({int32_t(s)});
             double log_prob = 0;
             int32_t previous = Vocab::SOS;
             for (int32_t token : h.tokens) {
-                StepResult r = model.step({previous}, state);
+                StepResult r = model.step({previous}, *state);
                 log_prob += double(r.log_probs.data()[token]);
                 previous = token;
             }

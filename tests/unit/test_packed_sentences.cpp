@@ -209,7 +209,7 @@ TEST_CASE("the model's packed loss and every gradient == the padded pass's") {
         config.share_embeddings = norm_first;
         Rng rng(7);
         Transformer model(config, 13, 13, rng);
-        LossOutput packed = model.forward_loss(batch, 1.0, 0.1);
+        LossOutput packed = model.forward_loss(batch, LossOptions{1.0, 0.1});
         packed.loss.backward();
         std::vector<Tensor> grads;
         for (const Tensor& p : model.parameters()) grads.push_back(p.grad().detach());

@@ -99,10 +99,10 @@ TEST_CASE("saliency gradients equal finite differences of log p(y_t) for every e
         // f_t is the log-probability greedy decoding's path computes, step by step, for one row
         {
             std::vector<EncodedPair> pairs{{kSource, kOutputs}};
-            DecoderState state = model.initial_state(model.encode(make_batch(pairs, {0})));
+            auto state = model.initial_state(model.encode(make_batch(pairs, {0})));
             int32_t previous = Vocab::SOS;
             for (int64_t t = 0; t < int64_t(kOutputs.size()); ++t) {
-                const StepResult r = model.step({previous}, state);
+                const StepResult r = model.step({previous}, *state);
                 previous = kOutputs[size_t(t)];
                 CHECK(g.log_prob(t, 0) ==
                       doctest::Approx(r.log_probs.data()[previous]).epsilon(1e-12));
@@ -150,10 +150,10 @@ TEST_CASE("a Transformer's saliency: finite differences, the decoding path, and 
         CHECK(largest > 1e-4);
         // f_t at scale 1 is what decoding from the token ids computes
         std::vector<EncodedPair> pairs{{kSource, kOutputs}};
-        DecoderState state = model.start_decoding(make_batch(pairs, {0}));
+        auto state = model.start_decoding(make_batch(pairs, {0}));
         int32_t previous = Vocab::SOS;
         for (int64_t t = 0; t < int64_t(kOutputs.size()); ++t) {
-            const StepResult r = model.step({previous}, state);
+            const StepResult r = model.step({previous}, *state);
             previous = kOutputs[size_t(t)];
             CHECK(g.log_prob(t, 0) == doctest::Approx(r.log_probs.data()[previous]).epsilon(1e-12));
         }

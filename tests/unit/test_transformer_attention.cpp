@@ -47,13 +47,14 @@ TEST_CASE(
     const TransformerForward f = model.forward(batch, /*weights=*/true);
     REQUIRE(f.weights.size() == 2 + 2 * 2);  // encoder self ×2, then (self, cross) per layer
     const int64_t B = batch.batch_size, T = batch.tgt_len, S = batch.src_len, h = 3;
-    DecoderState state = model.start_decoding(batch);
+    auto state = model.start_decoding(batch);
+    state->keep_layer_attention = true;  // every layer's weights, head by head
     double worst_self = 0, worst_cross = 0, worst_sum = 0, worst_mean = 0, masked = 0;
     double head_spread = 0;  // how far head 0 is from head 1: the heads must differ
     for (int64_t t = 0; t < T; ++t) {
         std::vector<int32_t> previous;
         for (int64_t b = 0; b < B; ++b) previous.push_back(batch.tgt_in[size_t(b * T + t)]);
-        const StepResult r = model.step(previous, state);
+        const StepResult r = model.step(previous, *state);
         REQUIRE(r.self_attention.size() == 2);
         REQUIRE(r.cross_attention.size() == 2);
         for (size_t l = 0; l < 2; ++l) {

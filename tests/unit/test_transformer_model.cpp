@@ -41,7 +41,7 @@ TEST_CASE("the Transformer model == the same model in PyTorch (logits, loss, gra
     TransformerForward f = model.forward(batch);
     const Tensor logits = model.project(f.decoded);
     CHECK(max_abs_diff(logits, tensor_of(c.at("logits"))) <= 1e-12);
-    LossOutput out = model.forward_loss(batch, 1.0, c.at("label_smoothing").get<double>());
+    LossOutput out = model.forward_loss(batch, LossOptions{1.0, c.at("label_smoothing").get<double>()});
     out.loss.backward();
     CHECK(out.num_tokens == 9);
     CHECK(std::fabs(out.loss.item() - c.at("loss").get<double>()) <= 1e-12);
@@ -63,7 +63,7 @@ TEST_CASE(
             CHECK(model.named_parameters().front().first == "out_bias");
             CHECK(!model.out);
         }
-        expect_gradcheck([&](auto&) { return model.forward_loss(batch, 1.0, 0.1).loss; },
+        expect_gradcheck([&](auto&) { return model.forward_loss(batch, LossOptions{1.0, 0.1}).loss; },
                          model.parameters());
     }
 }
@@ -80,13 +80,13 @@ TEST_CASE(
         TransformerForward f = model.forward(batch, true);
         const Tensor full = log_softmax(model.project(f.decoded));  // [B,T,V]
         const Tensor cross = average_heads(f.weights.back());       // [B,T,S]
-        DecoderState state = model.start_decoding(batch);
+        auto state = model.start_decoding(batch);
         const int64_t B = batch.batch_size, T = batch.tgt_len, S = batch.src_len, V = 13;
         for (int64_t t = 0; t < T; ++t) {
             CAPTURE(t);
             std::vector<int32_t> previous;
             for (int64_t b = 0; b < B; ++b) previous.push_back(batch.tgt_in[size_t(b * T + t)]);
-            StepResult r = model.step(previous, state);
+            StepResult r = model.step(previous, *state);
             REQUIRE(r.log_probs.shape() == Shape{B, V});
             REQUIRE(r.attention.shape() == Shape{B, S});
             double worst = 0, worst_attention = 0;
@@ -155,7 +155,7 @@ TEST_CASE("model.kind \"transformer\": keys, defaults and errors that name the k
                          doctest::Contains("model.positional"), Error);
     Rng rng(1);
     Transformer model(tiny_transformer_config(false, "sinusoidal"), 9, 9, rng);
-    CHECK_THROWS_WITH_AS(model.forward_loss(mixed_length_batch(1), 0.5),
+    CHECK_THROWS_WITH_AS(model.forward_loss(mixed_length_batch(1), LossOptions{0.5}),
                          doctest::Contains("train.teacher_forcing must be 1"), Error);
     CHECK(make_model(tiny_transformer_config(false, "learned"), 9, 9, rng)->vocab_size() == 9);
 }
