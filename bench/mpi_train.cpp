@@ -1,6 +1,7 @@
 // Training steps across processes: the step of bench/train_throughput (forward, backward,
 // clip_grad_norm(1.0), Adam) with the batch's rows split over ranks x threads
-// (models/training/data_parallel.h) and the gradients summed across ranks (models/distributed/communicator.h).
+// (models/training/data_parallel.h) and the gradients summed across ranks
+// (models/distributed/communicator.h).
 //
 //   ./build/bench/mpi_train --config a [--threads T] [--steps 40]               one process
 //   mpiexec -n N ./build/bench/mpi_train --config a [--threads T] [--steps 40]  N processes
@@ -19,8 +20,8 @@
 #include "seqgrad/autograd/kernels/gemm.h"
 #include "seqgrad/autograd/kernels/parallel.h"
 #include "seqgrad/models/distributed/communicator.h"
-#include "seqgrad/models/training/data_parallel.h"
 #include "seqgrad/models/model/seq2seq.h"
+#include "seqgrad/models/training/data_parallel.h"
 #include "seqgrad/optim/adam.h"
 #include "seqgrad/optim/clip.h"
 #include "synthetic.h"
@@ -59,7 +60,8 @@ int main(int argc, char** argv) {
     for (int s = 0; s < warmup + steps; ++s) {
         comm->barrier();
         const auto start = std::chrono::steady_clock::now();
-        parallel.forward_backward(model, pool[size_t(s) % pool.size()], 1.0, 0.0, rng, comm.get());
+        parallel.forward_backward(model, pool[size_t(s) % pool.size()], LossOptions{}, rng,
+                                  comm.get());
         adam.step_and_zero_grad(clip_grad_norm_factor(params, 1.0).scale);
         const double ms =
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
