@@ -12,6 +12,7 @@
 #include "apps/studies/transformer_attention.h"
 #include "seqgrad/autograd/tensor.h"
 #include "seqgrad/models/decoding/translator.h"
+#include "seqgrad/models/model/transformer.h"
 #include "seqgrad/models/run/run.h"
 #include "seqgrad/models/training/trainer.h"
 #include "temp_dir.h"
