@@ -11,6 +11,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
+# Each phase says how long it took (CI's budget is kept by these lines).
+phase_start=$SECONDS
+phase() { echo "== test.sh: $1 took $((SECONDS - phase_start)) s (total $SECONDS s)"; phase_start=$SECONDS; }
 # MPI (optional): with Open MPI or MPICH installed the release build includes the communicator
 # and ctest runs the tests that train under mpiexec; without it they are skipped, and said so.
 mpi=OFF
@@ -27,6 +30,7 @@ if command -v emcmake >/dev/null; then
   emcmake cmake -S . -B build-wasm -DSEQGRAD_WASM=ON >/dev/null
   cmake --build build-wasm -j"$jobs"
   ctest --test-dir build-wasm --output-on-failure -j"$jobs"
+  phase "the WebAssembly build and its tests"
 else
   echo "note: no emscripten here (Debian: apt-get install emscripten): the live page test skipped"
 fi
@@ -43,18 +47,25 @@ else
 fi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DSEQGRAD_MPI=$mpi -DSEQGRAD_PYTHON=$python >/dev/null
 cmake --build build -j"$jobs"
+phase "the release build"
 ctest --test-dir build --output-on-failure -j"$jobs"
+phase "the release tests"
 if [ "$python" = ON ]; then
   SEQGRAD_BUILD="$PWD/build" /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/python
+  phase "the Python tests and notebooks"
 fi
 cmake -S . -B build-reference -DCMAKE_BUILD_TYPE=Release -DSEQGRAD_KERNELS=reference \
   -DSEQGRAD_BUILD_BENCH=OFF >/dev/null
 cmake --build build-reference -j"$jobs" --target unit_tests train_test_train_end_to_end
 ctest --test-dir build-reference --output-on-failure -j"$jobs" -L unit
 ctest --test-dir build-reference --output-on-failure -j"$jobs" -R '^train/test_train_end_to_end/'
+phase "the reference-kernel build and its tests"
 bash scripts/install_example.sh build
+phase "the installed package"
 bash scripts/fuzz.sh "${SEQGRAD_FUZZ_SECONDS:-60}"
+phase "the fuzzers"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DSEQGRAD_SANITIZE=ON -DSEQGRAD_BUILD_BENCH=OFF >/dev/null
 cmake --build build-asan -j"$jobs" --target unit_tests
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs" -L unit
+phase "the sanitizer build and its unit tests"
