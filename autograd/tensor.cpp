@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <unordered_set>
 
@@ -12,8 +13,13 @@
 namespace seqgrad {
 namespace {
 thread_local bool g_grad_enabled = true;
+std::atomic<uint64_t> g_backward_passes{0};
 thread_local LeafGradientSink* g_leaf_gradient_sink = nullptr;
 }  // namespace
+
+uint64_t backward_pass_count() {
+    return g_backward_passes.load(std::memory_order_relaxed);
+}
 
 bool grad_enabled() {
     return g_grad_enabled;
@@ -215,6 +221,7 @@ void Tensor::backward() {
 }
 
 void Tensor::backward(const Tensor& grad_output) {
+    g_backward_passes.fetch_add(1, std::memory_order_relaxed);
     Node& root = node();
     if (!root.requires_grad)
         throw Error(

@@ -128,6 +128,11 @@ class Tensor {
 // For inspecting a graph before backward frees it (the explorer's tape view).
 std::vector<NodePtr> recorded_graph(const Tensor& root);
 
+// How many backward passes (Tensor::backward calls) this process has begun, on any thread: an
+// optimizer whose update zeroed the gradients knows from it that none was written since
+// (Optimizer::zero_grad, optim/optimizer.h).
+uint64_t backward_pass_count();
+
 // Grad mode: ops record backward rules only while it is on (it is on by default).
 bool grad_enabled();
 class NoGradGuard {

@@ -23,7 +23,7 @@ namespace {
 
 size_t parameter_count(const bench::BenchConfig& c) {
     Rng rng(1);
-    Seq2Seq model(bench::model_config(c), c.Vs, c.Vt, rng);
+    Seq2Seq model(bench::model_config(c), c.Vs, c.Vt, rng, bench::fused_layers(c));
     size_t count = 0;
     for (const Tensor& p : model.parameters()) count += size_t(p.numel());
     return count;

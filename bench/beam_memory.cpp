@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
 
         bench::BenchConfig c{"memory", "bahdanau", H, H, H, B, V, V};
         Rng rng(1);
-        Seq2Seq model(bench::model_config(c), V, V, rng);
+        Seq2Seq model(bench::model_config(c), V, V, rng, bench::fused_layers(c));
         model.eval();
         // Sources of exactly S tokens (EOS included); the targets are not used.
         const Batch batch = bench::batch_pool(c, 2, 1, S, S)[0];

@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
         bench::BenchConfig c = bench::bench_config("a");
         c.B = batch_size;
         Rng rng(0);
-        Seq2Seq model(bench::model_config(c), c.Vs, c.Vt, rng);
+        Seq2Seq model(bench::model_config(c), c.Vs, c.Vt, rng, bench::fused_layers(c));
         model.eval();
         std::vector<Batch> pool = bench::batch_pool(c, 2, 64 / std::min(c.B, 64) + 1);
         DecodeOptions options;

@@ -15,7 +15,7 @@
 #include "seqgrad/autograd/rng.h"
 #include "seqgrad/layers/module.h"
 #include "seqgrad/models/formats/safetensors.h"
-#include "seqgrad/models/training/checkpoint.h"
+#include "seqgrad/models/formats/checkpoint.h"
 
 using namespace seqgrad;
 

@@ -49,7 +49,8 @@ int main(int argc, char** argv) {
         threads);  // the decoder's small products, split by column (autograd/kernels/gemm.cpp)
 
     Rng rng(uint64_t(args.get_int("seed", 0)));
-    std::unique_ptr<TranslationModel> model = make_model(bench::model_config(c), c.Vs, c.Vt, rng);
+    std::unique_ptr<TranslationModel> model = make_model(bench::model_config(c), c.Vs, c.Vt, rng,
+                                                         bench::fused_layers(c));
     model->eval();
     std::vector<Batch> pool = bench::batch_pool(c, 2, 64 / std::min(c.B, 64) + 1);
     DecodeOptions options;

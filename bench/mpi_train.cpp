@@ -43,10 +43,11 @@ int main(int argc, char** argv) {
     std::unique_ptr<Communicator> comm = launched_by_mpi() ? mpi_communicator() : single_process();
 
     Rng rng(0);
-    Seq2Seq model(bench::model_config(c), c.Vs, c.Vt, rng);
+    Seq2Seq model(bench::model_config(c), c.Vs, c.Vt, rng, bench::fused_layers(c));
     AdamOptions o;
     o.lr = 1e-3;
     Adam adam(model.named_parameters(), o);
+    adam.set_zero_grads_in_step(true);
     adam.zero_grad();
     DataParallel parallel(threads);  // sets seqgrad's threads
     set_blas_threads(1);             // each shard runs its own products (also with 1 thread)
@@ -60,9 +61,11 @@ int main(int argc, char** argv) {
     for (int s = 0; s < warmup + steps; ++s) {
         comm->barrier();
         const auto start = std::chrono::steady_clock::now();
+        adam.zero_grad();
         parallel.forward_backward(model, pool[size_t(s) % pool.size()], LossOptions{}, rng,
                                   comm.get());
-        adam.step_and_zero_grad(clip_grad_norm_factor(params, 1.0).scale);
+        clip_grad_norm(adam, 1.0);
+        adam.step();
         const double ms =
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
                 .count();

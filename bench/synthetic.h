@@ -82,8 +82,12 @@ inline ModelConfig model_config(const BenchConfig& b) {
     m.bidirectional = b.bidirectional;
     m.encoder_hidden_size = b.encoder_hidden;
     m.output_layer = b.deep_output ? "deep" : "plain";
-    apply_switches(m, switches());  // SEQGRAD_DISABLE=fused_gru, fused_attention, ...
     return m;
+}
+
+// The layers' options for the model of `b`: SEQGRAD_DISABLE=fused_gru, fused_attention, ...
+inline FusedLayers fused_layers(const BenchConfig& b) {
+    return seqgrad::fused_layers(model_config(b).cell, switches());
 }
 
 // L-1 ids uniform in [4, V) then EOS; L uniform in [min_len, max_len].

@@ -71,18 +71,21 @@ int main(int argc, char** argv) {
     std::unique_ptr<bench::LadderModel> ladder_model;  // every rung on: model.forward_loss
     Transformer* transformer_model = nullptr;
     if (model_config.kind == "transformer") {
-        auto made = std::make_unique<Transformer>(model_config, c.Vs, c.Vt, rng);
+        auto made = std::make_unique<Transformer>(model_config, c.Vs, c.Vt, rng,
+                                                   bench::fused_layers(c));
         transformer_model = made.get();
         bench::set_transformer_ladder(*made, transformer_ladder);
         model = std::move(made);
     } else {
-        auto made = std::make_unique<Seq2Seq>(model_config, c.Vs, c.Vt, rng);
+        auto made = std::make_unique<Seq2Seq>(model_config, c.Vs, c.Vt, rng,
+                                                   bench::fused_layers(c));
         ladder_model = std::make_unique<bench::LadderModel>(*made, ladder);
         model = std::move(made);
     }
     AdamOptions o;
     o.lr = 1e-3;
     Adam adam(model->named_parameters(), o);
+    adam.set_zero_grads_in_step(true);  // as the trainer: one pass over the gradients, not two
     adam.zero_grad();
     std::unique_ptr<DataParallel> parallel =
         data_parallel ? std::make_unique<DataParallel>(threads) : nullptr;
@@ -97,7 +100,7 @@ int main(int argc, char** argv) {
     // wall time of the step's phases, summed over the timed steps (the step itself is timed by
     // bench::time_it): where a step goes, and what a change moved
     // forward + backward, the gradient norm, Adam (which also zeroes the gradients for the next
-    // step: step_and_zero_grad; the gradients are zeroed once before the first)
+    // step: set_zero_grads_in_step, so that the zero_grad at the top of a step has nothing to do)
     double phase_seconds[3] = {0, 0, 0};
     auto lap = [](std::chrono::steady_clock::time_point& since) {
         const auto now = std::chrono::steady_clock::now();
@@ -108,6 +111,7 @@ int main(int argc, char** argv) {
     auto step = [&] {
         const Batch& batch = pool[next++ % pool.size()];
         auto since = std::chrono::steady_clock::now();
+        adam.zero_grad();
         if (data_parallel) {
             parallel->forward_backward(*model, batch, LossOptions{}, rng);
         } else {
@@ -118,9 +122,9 @@ int main(int argc, char** argv) {
             loss.backward();
         }
         phase_seconds[0] += lap(since);
-        const double scale = clip_grad_norm_factor(params, 1.0).scale;
+        clip_grad_norm(adam, 1.0);
         phase_seconds[1] += lap(since);
-        adam.step_and_zero_grad(scale);  // = clip_grad_norm(1.0); step(); zero_grad()
+        adam.step();
         phase_seconds[2] += lap(since);
         tokens += batch.num_target_tokens;
         flops += bench::training_flops(c, batch);

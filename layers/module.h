@@ -38,7 +38,7 @@ class Module {
     // Sets every parameter from `state`, e.g. weights computed elsewhere or a state() of a
     // model of the same shape. Names and shapes must match exactly: otherwise nothing is
     // copied and the Error lists what differs (up to 10 lines), as load_parameters does for a
-    // checkpoint (models/training/checkpoint.h):
+    // checkpoint (models/formats/checkpoint.h):
     //   missing: decoder.out.bias (model expects [5000])
     //   unexpected: decoder.coverage.weight [12,3]
     //   decoder.out.weight: given [6000,256], model expects [5000,256]

@@ -64,6 +64,12 @@ double clip_grad_norm(const NamedTensors& params, double max_norm) {
     return clip_grad_norm(tensors, max_norm);
 }
 
+GradClip clip_grad_norm(Optimizer& optimizer, double max_norm) {
+    const GradClip clip = clip_grad_norm_factor(optimizer.parameters(), max_norm);
+    optimizer.set_grad_scale(clip.scale);
+    return clip;
+}
+
 void clip_grad_value(const std::vector<Tensor>& params, double clip_value) {
     if (!(clip_value > 0))
         throw Error(fmt::format("clip_grad_value: clip_value {} must be > 0", clip_value));

@@ -28,14 +28,20 @@ double clip_grad_norm(const NamedTensors& params, double max_norm);
 
 // clip_grad_norm without touching the gradients: the norm, and the factor clip_grad_norm would
 // scale them by, max_norm / (‖g‖ + 1e-6) when that is < 1, else 1 (also 1 for a non-finite
-// norm). A training step passes it to the optimizer, optimizer.step(clip.scale), which applies
-// it on the fly: the same update as clip_grad_norm + step(), one pass over the gradients fewer.
+// norm). optimizer.step(clip.scale) applies it on the fly: the same update as clip_grad_norm +
+// step(), one pass over the gradients fewer (clip_grad_norm(optimizer, ...) below does this).
 struct GradClip {
     double norm = 0;   // ‖g‖ before clipping
     double scale = 1;  // in (0, 1]
     bool clipped() const { return scale < 1; }
 };
 GradClip clip_grad_norm_factor(const std::vector<Tensor>& params, double max_norm);
+
+// clip_grad_norm of the gradients `optimizer` updates from, the way a training step clips: the
+// norm now, the scaling as the optimizer's next step() reads each gradient
+// (Optimizer::set_grad_scale): the same update as clip_grad_norm + step(), one pass over the
+// gradients fewer. A non-finite norm sets no scale (see above).
+GradClip clip_grad_norm(Optimizer& optimizer, double max_norm);
 
 // g ← g · scale for every gradient (rounded to real, as clip_grad_norm and Optimizer::step do).
 void scale_grads(const std::vector<Tensor>& params, double scale);

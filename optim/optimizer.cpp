@@ -29,23 +29,44 @@ void Optimizer::set_lr(double lr) {
     lr_ = lr;
 }
 
-void Optimizer::step(double grad_scale) {
-    take_step(grad_scale, false);
-}
+namespace {
 
-void Optimizer::step_and_zero_grad(double grad_scale) {
-    take_step(grad_scale, true);
-}
-
-void Optimizer::take_step(double grad_scale, bool zero_grads) {
+void check_grad_scale(double grad_scale) {
     if (!(grad_scale >= 0) || !std::isfinite(grad_scale))
         throw Error(
             fmt::format("optimizer: gradient scale {} must be finite and >= 0", grad_scale));
+}
+
+}  // namespace
+
+void Optimizer::step(double grad_scale) {
+    check_grad_scale(grad_scale);
+    take_step(grad_scale);
+}
+
+void Optimizer::step() {
+    const double grad_scale = next_grad_scale_;
+    next_grad_scale_ = 1;
+    take_step(grad_scale);
+}
+
+void Optimizer::set_grad_scale(double grad_scale) {
+    check_grad_scale(grad_scale);
+    next_grad_scale_ = grad_scale;
+}
+
+void Optimizer::take_step(double grad_scale) {
     ++step_count_;
-    update(real(grad_scale), zero_grads);
+    update(real(grad_scale), zero_grads_in_step_);
+    zeroed_by_step_ = zero_grads_in_step_;
+    backward_passes_at_step_ = backward_pass_count();
 }
 
 void Optimizer::zero_grad() {
+    next_grad_scale_ = 1;
+    // the last update zeroed every gradient as it read it, and nothing was written since
+    if (zeroed_by_step_ && backward_pass_count() == backward_passes_at_step_) return;
+    zeroed_by_step_ = false;
     // what Tensor::zero_grad does, cut between the threads in the fast build
     std::vector<real*> grads;
     std::vector<int64_t> sizes;

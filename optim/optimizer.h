@@ -41,14 +41,24 @@ class Optimizer {
     // momentum, the compiler may fuse g · scale into the multiply-add that follows, which can
     // change the last bit of a value. A scale of 1 is not multiplied at all.
     // Throws seqgrad::Error unless grad_scale is finite and >= 0.
-    void step(double grad_scale = 1);
-    // Zeroes every parameter's gradient (the buffers stay allocated).
+    void step(double grad_scale);
+    // step(s) with the scale set by set_grad_scale (clip_grad_norm(optimizer, max_norm),
+    // optim/clip.h), 1 if none; the scale is used once.
+    void step();
+    // The factor the next step() multiplies every gradient by as it reads it (clipping's).
+    // Throws seqgrad::Error unless finite and >= 0.
+    void set_grad_scale(double grad_scale);
+    // Zeroes every parameter's gradient (the buffers stay allocated) and forgets a scale set for
+    // the next step.
     void zero_grad();
-    // step(grad_scale) then zero_grad(), in one pass: each gradient value is zeroed where the
-    // update has just read it. The optimizer's passes are memory-bound, and zero_grad's own pass
-    // writes every gradient once more. A training loop that zeroes once before its first step can
-    // use it in place of the zero_grad() at the top of every later step.
-    void step_and_zero_grad(double grad_scale = 1);
+    // The update zeroes each gradient value where it has just read it (off by default), and
+    // zero_grad() then has no pass of its own to make as long as no backward pass has run since
+    // the step (backward_pass_count, autograd/tensor.h). The optimizer's passes are
+    // memory-bound, and zero_grad's own pass writes every gradient once more: with this, a
+    // training step written zero_grad, loss, backward, clip, step makes one pass over the
+    // gradients after the backward, not three (what the trainer uses). The same numbers, bit
+    // for bit. After a step, every gradient the step read is 0.
+    void set_zero_grads_in_step(bool on) { zero_grads_in_step_ = on; }
 
     double lr() const { return lr_; }
     void set_lr(double lr);  // what learning-rate schedules call before each step
@@ -80,13 +90,19 @@ class Optimizer {
     int64_t step_count_ = 0;
 
   private:
-    void take_step(double grad_scale, bool zero_grads);  // step() and step_and_zero_grad()
+    void take_step(double grad_scale);
     std::string state_name(size_t buffer, size_t param) const;
 
     NamedTensors params_;
     double lr_;
     std::vector<std::string> buffer_names_;
     std::vector<std::vector<Tensor>> buffers_;  // [buffer][param]
+    double next_grad_scale_ = 1;                // set_grad_scale's, for the next step()
+    bool zero_grads_in_step_ = false;
+    // The gradients are all 0 since the last step zeroed them, unless a backward pass began
+    // after it (backward_pass_count then moved on from this value).
+    bool zeroed_by_step_ = false;
+    uint64_t backward_passes_at_step_ = 0;
 };
 
 }  // namespace seqgrad

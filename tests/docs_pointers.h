@@ -15,7 +15,9 @@
 //     "`name` (`path`)", "`name` (`path` / `other/path`)", "`name` in `path`" or "`path`'s `name`";
 //   - a test executable, `unit_test_gemm`: built from tests/unit/test_gemm.cpp;
 //   - a config key of the README's table, `model.hidden_size`: its last part is a key that
-//     models/run/config.cpp reads (`train.lock`, a file name, is not a key).
+//     models/run/config.cpp reads, or a field of a config table (models/run/config.h,
+//     models/model/*_config.h: `FIELD(int, hidden_size, ...`) (`train.lock`, a file name, is
+//     not a key).
 #pragma once
 
 #include <algorithm>
@@ -181,9 +183,11 @@ inline std::vector<DocProblem> check_doc_pointers(const std::string& page, const
     const fs::path page_dir = fs::path(page).parent_path();
     static const std::regex link_re(R"(\]\(([^)\s]+)\))");
     static const std::regex config_key_re(R"(^(data|model|train|decode|output)\.([a-z_0-9]+)$)");
-    const std::string config_source = fs::exists(root / "models/run/config.cpp")
-                                          ? read_text_file(root / "models/run/config.cpp")
-                                          : "";
+    std::string config_source;
+    for (const char* file : {"models/run/config.cpp", "models/run/config.h",
+                             "models/model/model_config.h", "models/model/model_config.cpp",
+                             "models/model/seq2seq_config.h", "models/model/transformer_config.h"})
+        if (fs::exists(root / file)) config_source += read_text_file(root / file);
 
     std::istringstream lines(text);
     std::string line;
@@ -265,7 +269,8 @@ inline std::vector<DocProblem> check_doc_pointers(const std::string& page, const
                 "tsv",  "txt",  "safetensors", "codes", "log"};
             if (std::regex_match(s, key, config_key_re) && !file_suffixes.count(key[2].str())) {
                 if (!config_source.empty() &&
-                    config_source.find("\"" + key[2].str() + "\"") == std::string::npos)
+                    config_source.find("\"" + key[2].str() + "\"") == std::string::npos &&
+                    config_source.find(", " + key[2].str() + ", ") == std::string::npos)
                     problem("config key `" + s + "` is not read by models/run/config.cpp");
                 continue;
             }

@@ -33,10 +33,9 @@ inline LadderVariant ladder_variant(const std::string& off) {
     return {parse_disabled(disabled.c_str()), bench::parse_ladder_off(rungs)};
 }
 
-// `config` with the layer options of the variant's switches, as a command builds it
-inline ModelConfig with_switches(ModelConfig config, const LadderVariant& variant) {
-    apply_switches(config, variant.switches);
-    return config;
+// The layer options of the variant's switches for a model of `config`, as a command builds it
+inline FusedLayers fused_layers(const ModelConfig& config, const LadderVariant& variant) {
+    return seqgrad::fused_layers(config.cell, variant.switches);
 }
 
 }  // namespace seqgrad::testing

@@ -120,7 +120,7 @@ static void write_run_explore(const Config& config) {
     }
 }
 
-int cmd_train(const Argv& argv) {
+int cmd_train(const Argv& argv, const Switches& switches) {
     Args args(argv, {"set", "resume"}, {"quiet", "help"});
     if (args.has("help")) {
         fmt::print("{}", kHelp);
@@ -154,7 +154,7 @@ int cmd_train(const Argv& argv) {
         if (comm->is_root()) fmt::print(stderr, "seqgrad train: error: {}\n", e.what());
         return 1;
     }
-    apply_switches(config.model, switches());  // SEQGRAD_DISABLE=fused_gru, ...
+    options.fused = fused_layers(config.model.cell, switches);  // SEQGRAD_DISABLE=fused_gru, ...
     options.on_validation = write_loss_plot;
     std::signal(SIGINT, on_sigint);
     std::signal(SIGTERM, on_sigint);  // mpirun turns Ctrl-C into SIGTERM for its processes

@@ -16,9 +16,12 @@
 namespace seqgrad {
 
 struct TrainSummary;
+struct Switches;
 using Argv = std::vector<std::string>;
 
-int cmd_train(const Argv& args);
+// `switches`: SEQGRAD_DISABLE, read once in main (autograd/kernels/switches.h); the model is
+// built with the layer options they name (apps/cli/model_switches.h).
+int cmd_train(const Argv& args, const Switches& switches);
 int cmd_gradcheck(const Argv& args);
 int cmd_gradflow(const Argv& args);
 int cmd_translate(const Argv& args);

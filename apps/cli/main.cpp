@@ -46,9 +46,12 @@ run `seqgrad COMMAND --help` for a command's options.
 
 int main(int argc, char** argv) {
     using namespace seqgrad;
+    // SEQGRAD_DISABLE, read at the first call (autograd/kernels/switches.h); an unknown name is
+    // reported below, as any command's error.
+    const Switches* disabled = nullptr;
     // One line per sub-command.
     std::map<std::string, std::function<int(const Argv&)>> commands{
-        {"train", cmd_train},
+        {"train", [&](const Argv& args) { return cmd_train(args, *disabled); }},
         {"gradcheck", cmd_gradcheck},
         {"gradflow", cmd_gradflow},
         {"translate", cmd_translate},
@@ -72,9 +75,9 @@ int main(int argc, char** argv) {
     }
     try {
         // SEQGRAD_DISABLE is read here, once, for every command: the kernels' switches (buffer
-        // pool, packed products, ...) take effect before the first tensor exists. The model's
-        // own options (fused cells and attention) are set by whoever builds the model.
-        switches();
+        // pool, packed products, ...) take effect before the first tensor exists, and the
+        // commands that build a model to train are handed the layers' (fused cells, attention).
+        disabled = &switches();
         return it->second(Argv(argv + 2, argv + argc));
     } catch (const std::exception& e) {
         fmt::print(stderr, "seqgrad {}: error: {}\n", argv[1], e.what());

@@ -4,19 +4,21 @@
 
 namespace seqgrad {
 
-void apply_switches(ModelConfig& model, const Switches& s) {
-    switch (parse_cell_type(model.cell)) {
+FusedLayers fused_layers(const std::string& cell, const Switches& s) {
+    FusedLayers fused;
+    switch (parse_cell_type(cell)) {
         case CellType::rnn:
-            model.fused_cells = s.fused_rnn;
+            fused.cells = s.fused_rnn;
             break;
         case CellType::gru:
-            model.fused_cells = s.fused_gru;
+            fused.cells = s.fused_gru;
             break;
         case CellType::lstm:
-            model.fused_cells = s.fused_lstm;
+            fused.cells = s.fused_lstm;
             break;
     }
-    model.fused_attention = s.fused_attention;
+    fused.attention = s.fused_attention;
+    return fused;
 }
 
 }  // namespace seqgrad

@@ -14,28 +14,28 @@
 namespace seqgrad {
 namespace {
 
-std::unique_ptr<Attention> make_attention_kind(const ModelConfig& c, int64_t key_size, Rng& rng) {
+std::unique_ptr<Attention> make_attention_kind(const ModelConfig& c, bool fused, int64_t key_size,
+                                               Rng& rng) {
     const int64_t H = c.hidden_size;
     if (c.attention == "bahdanau")
         return std::make_unique<BahdanauAttention>(H, key_size, c.attention_size, rng,
-                                                   c.attention_bias, c.fused_attention);
+                                                   c.attention_bias, fused);
     if (c.attention == "luong_dot")
         return std::make_unique<LuongAttention>(LuongScore::dot, H, key_size, rng, c.luong_scaled,
-                                                c.attention_size, c.fused_attention);
+                                                c.attention_size, fused);
     if (c.attention == "luong_general")
         return std::make_unique<LuongAttention>(LuongScore::general, H, key_size, rng,
-                                                c.luong_scaled, c.attention_size,
-                                                c.fused_attention);
+                                                c.luong_scaled, c.attention_size, fused);
     if (c.attention == "luong_concat")
         return std::make_unique<LuongAttention>(LuongScore::concat, H, key_size, rng,
-                                                /*scaled=*/false, c.attention_size,
-                                                c.fused_attention);
+                                                /*scaled=*/false, c.attention_size, fused);
     return nullptr;  // "none"
 }
 
 // model.attention's layer, with model.coverage turned on in it
-std::unique_ptr<Attention> make_attention(const ModelConfig& c, int64_t key_size, Rng& rng) {
-    std::unique_ptr<Attention> attention = make_attention_kind(c, key_size, rng);
+std::unique_ptr<Attention> make_attention(const ModelConfig& c, bool fused, int64_t key_size,
+                                          Rng& rng) {
+    std::unique_ptr<Attention> attention = make_attention_kind(c, fused, key_size, rng);
     const Coverage coverage = parse_coverage(c.coverage);
     if (coverage != Coverage::none) {
         if (!attention)
@@ -62,12 +62,12 @@ int64_t projection_input_size(const ModelConfig& c, int64_t key_size) {
 }
 
 // layer 0 reads the decoder's input, layer l > 0 the state of layer l-1
-std::vector<std::unique_ptr<RecurrentCell>> make_decoder_cells(const ModelConfig& c,
+std::vector<std::unique_ptr<RecurrentCell>> make_decoder_cells(const ModelConfig& c, bool fused,
                                                                int64_t key_size, Rng& rng) {
     std::vector<std::unique_ptr<RecurrentCell>> cells;
     for (int l = 0; l < c.decoder_layers; ++l) {
         const int64_t in = l == 0 ? decoder_input_size(c, key_size) : c.hidden_size;
-        cells.push_back(make_cell(parse_cell_type(c.cell), in, c.hidden_size, rng, c.fused_cells));
+        cells.push_back(make_cell(parse_cell_type(c.cell), in, c.hidden_size, rng, fused));
     }
     return cells;
 }
@@ -80,11 +80,11 @@ bool has_bridge(const ModelConfig& c) {
 
 // ---- encoder ---------------------------------------------------------------------------------
 
-Encoder::Encoder(const ModelConfig& c, int64_t source_vocab, Rng& rng)
+Encoder::Encoder(const ModelConfig& c, int64_t source_vocab, Rng& rng, FusedLayers fused)
     : embedding(source_vocab, c.embedding_size, Vocab::PAD, rng),
       recurrent(make_recurrent(parse_cell_type(c.cell), c.embedding_size, c.encoder_size(),
                                c.encoder_layers, c.bidirectional, real(c.dropout), rng,
-                               c.fused_cells)),
+                               fused.cells)),
       dropout(real(c.dropout), rng),
       hidden_size_(c.encoder_size()),
       output_size_(c.bidirectional ? 2 * c.encoder_size() : c.encoder_size()),
@@ -164,10 +164,11 @@ std::vector<RecurrentState> Encoder::decoder_initial_state(const RecurrentOutput
 
 // ---- decoder ---------------------------------------------------------------------------------
 
-Decoder::Decoder(const ModelConfig& c, int64_t target_vocab, int64_t key_size, Rng& rng)
+Decoder::Decoder(const ModelConfig& c, int64_t target_vocab, int64_t key_size, Rng& rng,
+                 FusedLayers fused)
     : embedding(target_vocab, c.embedding_size, Vocab::PAD, rng),
-      cells(make_decoder_cells(c, key_size, rng)),
-      attention(make_attention(c, key_size, rng)),
+      cells(make_decoder_cells(c, fused.cells, key_size, rng)),
+      attention(make_attention(c, fused.attention, key_size, rng)),
       dropout(real(c.dropout), rng),
       out(projection_input_size(c, key_size), target_vocab, true, rng),
       attention_kind_(c.attention),
@@ -277,9 +278,10 @@ void Decoder::record_step(const Step& s, const std::vector<RecurrentState>& befo
 
 // ---- the whole model -------------------------------------------------------------------------
 
-Seq2Seq::Seq2Seq(const ModelConfig& c, int64_t source_vocab, int64_t target_vocab, Rng& rng)
-    : encoder(c, source_vocab, rng),
-      decoder(c, target_vocab, encoder.output_size(), rng),
+Seq2Seq::Seq2Seq(const ModelConfig& c, int64_t source_vocab, int64_t target_vocab, Rng& rng,
+                 FusedLayers fused)
+    : encoder(c, source_vocab, rng, fused),
+      decoder(c, target_vocab, encoder.output_size(), rng, fused),
       config_(c),
       source_vocab_(source_vocab),
       target_vocab_(target_vocab),

@@ -36,9 +36,9 @@
 #include "seqgrad/layers/embedding.h"
 #include "seqgrad/layers/linear.h"
 #include "seqgrad/layers/recurrent.h"
+#include "seqgrad/models/model/model_config.h"
 #include "seqgrad/models/model/step_model.h"
 #include "seqgrad/models/model/translation_model.h"
-#include "seqgrad/models/run/config.h"
 
 namespace seqgrad {
 
@@ -72,7 +72,7 @@ struct Seq2SeqState : DecoderState {
 
 class Encoder : public Module {
   public:
-    Encoder(const ModelConfig& config, int64_t source_vocab, Rng& rng);
+    Encoder(const ModelConfig& config, int64_t source_vocab, Rng& rng, FusedLayers fused = {});
     EncodedSource forward(const std::vector<int32_t>& source_ids, int64_t batch, int64_t length,
                           const std::vector<int32_t>& lengths) const;
     // The same from given source embeddings [B,S,E] instead of ids (forward embeds, then calls
@@ -105,7 +105,8 @@ class Encoder : public Module {
 
 class Decoder : public Module {
   public:
-    Decoder(const ModelConfig& config, int64_t target_vocab, int64_t key_size, Rng& rng);
+    Decoder(const ModelConfig& config, int64_t target_vocab, int64_t key_size, Rng& rng,
+            FusedLayers fused = {});
 
     // One decoder step for every row.  embedded [N,E], state: one per layer, each [N,H]; feed
     // [N,H] (Luong input feeding; ignored otherwise).
@@ -155,7 +156,9 @@ class Decoder : public Module {
 
 class Seq2Seq : public TranslationModel {
   public:
-    Seq2Seq(const ModelConfig& config, int64_t source_vocab, int64_t target_vocab, Rng& rng);
+    // fused: the layers' fused ops or their composed twins (models/model/model_config.h)
+    Seq2Seq(const ModelConfig& config, int64_t source_vocab, int64_t target_vocab, Rng& rng,
+            FusedLayers fused = {});
 
     const ModelConfig& config() const override { return config_; }
     std::unique_ptr<DecoderState> start_decoding(const Batch& batch) const override {

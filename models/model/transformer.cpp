@@ -13,7 +13,7 @@
 namespace seqgrad {
 namespace {
 
-TransformerLayerOptions layer_options(const ModelConfig& c) {
+TransformerLayerOptions layer_options(const ModelConfig& c, FusedLayers fused) {
     TransformerLayerOptions o;
     o.d_model = c.d_model;
     o.heads = c.heads;
@@ -21,7 +21,7 @@ TransformerLayerOptions layer_options(const ModelConfig& c) {
     o.dropout = real(c.dropout);
     o.norm_first = c.norm_first;
     o.activation = c.activation;
-    o.fused_attention = c.fused_attention;
+    o.fused_attention = fused.attention;
     return o;
 }
 
@@ -34,10 +34,10 @@ void xavier_uniform(Tensor& w, Rng& rng) {
 }  // namespace
 
 Transformer::Transformer(const ModelConfig& config, int64_t source_vocab, int64_t target_vocab,
-                         Rng& rng)
+                         Rng& rng, FusedLayers fused)
     : source_positions(config.positional == "learned", config.max_positions, config.d_model, rng),
       target_positions(config.positional == "learned", config.max_positions, config.d_model, rng),
-      transformer(layer_options(config), config.encoder_layers, config.decoder_layers, rng),
+      transformer(layer_options(config, fused), config.encoder_layers, config.decoder_layers, rng),
       dropout(real(config.dropout), rng),
       config_(config),
       source_vocab_(source_vocab),

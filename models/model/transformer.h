@@ -60,7 +60,9 @@ struct TransformerForward {
 
 class Transformer : public TranslationModel {
   public:
-    Transformer(const ModelConfig& config, int64_t source_vocab, int64_t target_vocab, Rng& rng);
+    // fused.attention: the attention's fused ops or their composed twins (model_config.h)
+    Transformer(const ModelConfig& config, int64_t source_vocab, int64_t target_vocab, Rng& rng,
+                FusedLayers fused = {});
 
     const ModelConfig& config() const override { return config_; }
     int64_t vocab_size() const override { return target_vocab_; }

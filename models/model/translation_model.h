@@ -19,8 +19,8 @@
 #include "seqgrad/data/batching.h"
 #include "seqgrad/layers/module.h"
 #include "seqgrad/models/model/forward_record.h"
+#include "seqgrad/models/model/model_config.h"
 #include "seqgrad/models/model/step_model.h"
-#include "seqgrad/models/run/config.h"
 
 namespace seqgrad {
 
@@ -59,8 +59,10 @@ class TranslationModel : public Module, public StepModel {
                                                  const std::vector<int32_t>& lengths) const = 0;
 };
 
-// The model model.kind asks for ("rnn": Seq2Seq, "transformer": Transformer).
+// The model model.kind asks for ("rnn": Seq2Seq, "transformer": Transformer), its layers
+// computing with their fused ops or their composed twins as `fused` says.
 std::unique_ptr<TranslationModel> make_model(const ModelConfig& config, int64_t source_vocab,
-                                             int64_t target_vocab, Rng& rng);
+                                             int64_t target_vocab, Rng& rng,
+                                             FusedLayers fused = {});
 
 }  // namespace seqgrad

@@ -2,6 +2,8 @@
 // data / model / train / decode / output. Every key has a default (README, "Configuration"),
 // unknown keys, wrong types and impossible values are errors naming the key path and what was
 // expected, e.g.  model.hidden_size: expected a positive integer, got "big".
+// Each section's keys are declared once, in a table (models/formats/config_fields.h): the model's
+// with the models (models/model/model_config.h), the others below.
 #pragma once
 
 #include <cstdint>
@@ -10,138 +12,108 @@
 
 #include <nlohmann/json.hpp>
 
+#include "seqgrad/models/formats/config_fields.h"
+#include "seqgrad/models/model/model_config.h"
+
 namespace seqgrad {
 
+// clang-format off
+#define SEQGRAD_DATA_FIELDS(FIELD)                                                                \
+    FIELD(std::string, task, "dates", one_of({"dates", "tsv"}),                                   \
+          "dates: generated dates; tsv: a parallel corpus")                                       \
+    FIELD(std::string, train, "", any_value(), "TSV path (relative to the config file's folder)") \
+    FIELD(std::string, valid, "", any_value(), "TSV path")                                        \
+    FIELD(std::string, test, "", any_value(), "TSV path (optional)")                              \
+    FIELD(int, source_column, 0, between(0, 1), "which TSV column is the source")                 \
+    FIELD(int, columns, 2, between(2, 64),                                                        \
+          "tab-separated columns on every TSV line; those after the 2nd are ignored")             \
+    FIELD(std::string, tokenizer, "char", one_of({"char", "word", "bpe"}), "the tokenizer")       \
+    FIELD(bool, lowercase, true, any_value(), "normaliser: lower-case (default false with bpe)")  \
+    FIELD(bool, strip_accents, false, any_value(), "normaliser: strip accents")                   \
+    FIELD(bool, separate_punctuation, false, any_value(), "normaliser: punctuation as tokens")    \
+    FIELD(int, min_freq, 1, at_least(1), "vocabulary: the least frequency kept")                  \
+    FIELD(int, max_vocab, 0, at_least(0), "vocabulary: the most entries; 0 = no limit")           \
+    FIELD(int, max_source_len, 60, at_least(1), "longer pairs are dropped")                       \
+    FIELD(int, max_target_len, 60, at_least(1), "longer pairs are dropped")                       \
+    FIELD(std::string, bad_lines, "error", one_of({"error", "warn", "skip", "fail"}),             \
+          "a bad TSV line, as pandas' on_bad_lines (\"fail\": the same as \"error\")")           \
+    FIELD(int, bpe_merges, 8000, at_least(1), "tokenizer bpe: the number of merges")              \
+    FIELD(bool, bpe_joint, true, any_value(), "tokenizer bpe: one set of codes for both sides")   \
+    FIELD(int, dates_train, 20000, at_least(1), "generated dates: training pairs")                \
+    FIELD(int, dates_valid, 1000, at_least(1), "generated dates: validation pairs")               \
+    FIELD(int, dates_test, 2000, at_least(1), "generated dates: test pairs")                      \
+    FIELD(uint64_t, dates_seed, 7, any_value(), "generated dates: the generator's seed")
+
+#define SEQGRAD_TRAIN_FIELDS(FIELD)                                                               \
+    FIELD(int, batch_size, 64, at_least(1), "sentence pairs per step")                            \
+    FIELD(int, batch_tokens, 0, at_least(0),                                                      \
+          "> 0: batches by tokens, sentences x their longest side (data/batching.h)")            \
+    FIELD(int, bucket_chunk, 100, at_least(0),                                                    \
+          "length bucketing: batches sorted together (data/batching.h); 0 = random")              \
+    FIELD(int, epochs, 10, at_least(1), "passes over the training split")                         \
+    FIELD(int64_t, max_steps, 0, at_least(0), "0 = no limit (epochs decide)")                     \
+    FIELD(std::string, optimizer, "adam", one_of({"adam", "adamw", "sgd"}), "the optimizer")      \
+    FIELD(double, lr, 1e-3, number_above(0), "the learning rate")                                 \
+    FIELD(double, weight_decay, 0.0, number_at_least(0), "weight decay")                          \
+    FIELD(double, momentum, 0.9, number_between(0, 1), "sgd only")                                \
+    FIELD(double, clip_norm, 1.0, number_at_least(0), "global gradient-norm clipping; 0 = off")   \
+    FIELD(std::string, schedule, "constant",                                                      \
+          one_of({"constant", "step", "inverse_sqrt", "cosine", "plateau"}),                      \
+          "the learning-rate schedule (optim/schedule.h)")                                        \
+    FIELD(int64_t, warmup_steps, 0, at_least(0), "linear warm-up steps")                          \
+    FIELD(int64_t, decay_steps, 1000, at_least(1),                                                \
+          "step: decay every this many steps; cosine: total length")                              \
+    FIELD(double, decay_factor, 0.5, number_between(0, 1, false), "step and plateau")             \
+    FIELD(double, min_lr, 0.0, number_at_least(0), "the schedule's floor")                        \
+    FIELD(double, teacher_forcing, 1.0, number_between(0, 1),                                     \
+          "probability of feeding the gold previous token")                                       \
+    FIELD(double, label_smoothing, 0.0, number_between(0, 1), "label smoothing")                  \
+    FIELD(double, coverage_loss, 0.0, number_at_least(0),                                         \
+          "lambda of See et al.'s coverage loss; needs model.coverage")                           \
+    FIELD(int, log_every, 50, at_least(1), "steps between progress lines")                        \
+    FIELD(int, validate_every, 0, at_least(0), "steps; 0 = once per epoch")                       \
+    FIELD(int, patience, 3, at_least(0), "early stopping: validations without improvement")       \
+    FIELD(std::string, best_metric, "loss", one_of({"loss", "bleu", "chrf"}),                     \
+          "what best and early stopping go by: validation loss, or BLEU / chrF (text tasks)")    \
+    FIELD(uint64_t, seed, 1, any_value(), "initialisation, dropout and shuffling seed")           \
+    FIELD(int, threads, 1, between(1, 256),                                                       \
+          "threads for a training step (and BLAS threads for decoding)")                          \
+    FIELD(std::string, parallel, "data", one_of({"data", "blas"}),                                \
+          "threads > 1: data splits the batch's rows (models/training/data_parallel.h), blas "    \
+          "runs one step on multithreaded products")                                              \
+    FIELD(int, max_valid_decode, 2000, at_least(0), "sentences decoded for the validation metric")
+
+#define SEQGRAD_DECODE_FIELDS(FIELD)                                                              \
+    FIELD(int, beam_size, 1, between(1, 256), "beam width; 1 = greedy")                           \
+    FIELD(double, alpha, 0.6, number_between(0, 10), "the length penalty's exponent")             \
+    FIELD(std::string, length_penalty, "gnmt", one_of({"none", "average", "gnmt"}),               \
+          "the length penalty")                                                                   \
+    FIELD(int, max_length, 60, at_least(1), "the longest output")                                 \
+    FIELD(double, max_length_factor, 0.0, number_between(0, 100),                                 \
+          "> 0: at most factor * source length tokens")
+
+#define SEQGRAD_OUTPUT_FIELDS(FIELD)                                                              \
+    FIELD(std::string, run_dir, "runs/run", any_value(), "where the run is written")              \
+    FIELD(int, explore, 50, between(0, 100000),                                                   \
+          "after training, RUN_DIR/explore.html of this many test sentences; 0 = none")
+// clang-format on
+
+// Each section's struct: its fields with their defaults, and its table.
 struct DataConfig {
-    std::string task = "dates";      // "dates": generated dates; "tsv": a parallel corpus
-    std::string train, valid, test;  // TSV paths (relative to the config file's folder)
-    int source_column = 0;           // which TSV column is the source (0 or 1)
-    int columns = 2;  // tab-separated columns on every TSV line; those after the 2nd are ignored
-    std::string tokenizer = "char";  // "char", "word" or "bpe"
-    bool lowercase = true;           // default false with tokenizer "bpe"
-    bool strip_accents = false;
-    bool separate_punctuation = false;
-    int min_freq = 1;
-    int max_vocab = 0;  // 0 = no limit
-    int max_source_len = 60;
-    int max_target_len = 60;
-    std::string bad_lines = "error";  // "error", "warn" or "skip" (pandas' on_bad_lines)
-    // tokenizer "bpe": merges learned from the training split (data/bpe.h), one set of codes
-    // for source and target together (joint) or one per side.
-    int bpe_merges = 8000;
-    bool bpe_joint = true;
-    int dates_train = 20000, dates_valid = 1000, dates_test = 2000;
-    uint64_t dates_seed = 7;
+    SEQGRAD_DATA_FIELDS(SEQGRAD_DECLARE_FIELD)
+    static const FieldTable<DataConfig>& fields();
 };
-
-struct ModelConfig {
-    // "rnn": Seq2Seq (models/model/seq2seq.h), the keys below down to position_bias_ratio;
-    // "transformer": models/model/transformer.h, the keys from d_model on (and dropout, init)
-    std::string kind = "rnn";
-    std::string cell = "gru";  // the encoder's and decoder's cell: "gru", "lstm" or "rnn"
-    int embedding_size = 64;
-    int hidden_size = 128;        // the decoder's state size H
-    int encoder_hidden_size = 0;  // per direction; 0 = hidden_size
-    int encoder_layers = 1;
-    int decoder_layers = 1;
-    bool bidirectional = false;
-    // "bahdanau", "luong_dot", "luong_general", "luong_concat" or "none"
-    std::string attention = "bahdanau";
-    int attention_size = 128;
-    bool luong_scaled = false;   // luong_dot: divide scores by sqrt(d)
-    bool input_feeding = false;  // Luong: feed the attentional vector into the next step
-    bool attention_bias = true;  // Bahdanau: the key projection W_k has a bias
-    // "plain": the output projection reads the decoder's output state o_t; "deep": it reads
-    // [o_t; c_t; emb(y_{t-1})] (Bahdanau et al. 2015)
-    std::string output_layer = "plain";
-    // "pytorch": PyTorch's default initialisers; "normal": every weight N(0, 0.01), every bias 0
-    std::string init = "pytorch";
-    double dropout = 0.0;
-    // Study switches (layers/attention.h; docs/claims.md): false lets attention weigh PAD
-    // positions; β of the position bias −β·|t/r − s| with r the target/source length ratio.
-    bool attention_mask = true;
-    double position_bias = 0;
-    double position_bias_ratio = 1;
-    // Coverage inside the attention (layers/attention.h): "none", "subtract" (score −= β·c_s,
-    // β = coverage_weight) or "learned" (Tu et al. 2016: a learned weight on c_s in the score).
-    std::string coverage = "none";
-    double coverage_weight = 1.0;  // β of "subtract"
-    // How the layers compute, not what: the fused cell and attention ops (what training runs)
-    // or, false, their composed twins (the textbook form); the same numbers either way. Not
-    // part of a run's config.json: the commands set them from SEQGRAD_DISABLE
-    // (apps/cli/model_switches.h).
-    bool fused_cells = true;
-    bool fused_attention = true;
-
-    // kind "transformer" (encoder_layers / decoder_layers give the stacks' depths; "layers"
-    // in a config file sets both)
-    int d_model = 256;  // E, divisible by heads
-    int heads = 8;
-    int ff_size = 1024;                     // the feed-forward block's inner size F
-    bool norm_first = false;                // pre-norm instead of the original post-norm
-    std::string positional = "sinusoidal";  // or "learned"
-    int max_positions = 256;  // learned positions: the table's rows (the longest sequence)
-    // the target embedding and the output projection share one weight [V_t, E]
-    bool share_embeddings = false;
-    std::string activation = "relu";  // of the feed-forward block: "relu" or "gelu"
-
-    int64_t encoder_size() const {
-        return encoder_hidden_size > 0 ? encoder_hidden_size : hidden_size;
-    }
-};
-
 struct TrainConfig {
-    int batch_size = 64;
-    // > 0: batches by tokens (data/batching.h): sentences × their longest side <= batch_tokens,
-    // still length-bucketed; batch_size then only sizes the bucketing chunks.
-    int batch_tokens = 0;
-    // Length bucketing: this many batches' worth of examples are sorted by length together
-    // (data/batching.h); 0 = batches mix lengths at random (less efficient: more padding).
-    int bucket_chunk = 100;
-    int epochs = 10;
-    int64_t max_steps = 0;           // 0 = no limit (epochs decide)
-    std::string optimizer = "adam";  // "adam", "adamw" or "sgd"
-    double lr = 1e-3;
-    double weight_decay = 0;
-    double momentum = 0.9;              // sgd only
-    double clip_norm = 1.0;             // 0 = no clipping
-    std::string schedule = "constant";  // "constant", "step", "inverse_sqrt", "cosine", "plateau"
-    int64_t warmup_steps = 0;
-    int64_t decay_steps = 1000;  // step: decay every this many steps; cosine: total length
-    double decay_factor = 0.5;   // step and plateau
-    double min_lr = 0;
-    double teacher_forcing = 1.0;
-    double label_smoothing = 0;
-    // λ of See et al.'s coverage loss λ·Σ_t Σ_s min(α_{t,s}, c_{t,s}), per real target token
-    // like the cross-entropy; needs model.coverage "subtract" or "learned".
-    double coverage_loss = 0;
-    int log_every = 50;
-    int validate_every = 0;  // steps; 0 = once per epoch
-    int patience = 3;        // early stopping: validations without improvement; 0 = off
-    // What `best` and early stopping go by: "loss" (validation cross-entropy, lower is better),
-    // "bleu" or "chrf" (of the greedy validation output; text tasks only)
-    std::string best_metric = "loss";
-    uint64_t seed = 1;
-    int threads = 1;  // threads for a training step (and BLAS threads for decoding)
-    // How a step uses threads > 1: "data" splits the batch's rows over the threads
-    // (models/training/data_parallel.h), "blas" runs one step on multithreaded BLAS products.
-    std::string parallel = "data";
-    int max_valid_decode = 2000;  // sentences decoded for the validation metric
+    SEQGRAD_TRAIN_FIELDS(SEQGRAD_DECLARE_FIELD)
+    static const FieldTable<TrainConfig>& fields();
 };
-
 struct DecodeConfig {
-    int beam_size = 1;
-    double alpha = 0.6;
-    std::string length_penalty = "gnmt";  // "none", "average" or "gnmt"
-    int max_length = 60;
-    double max_length_factor = 0;  // > 0: at most factor * source length tokens
+    SEQGRAD_DECODE_FIELDS(SEQGRAD_DECLARE_FIELD)
+    static const FieldTable<DecodeConfig>& fields();
 };
-
 struct OutputConfig {
-    std::string run_dir = "runs/run";
-    // After training, `seqgrad explore` of this many test sentences is written to
-    // RUN_DIR/explore.html; 0 = do not write it.
-    int explore = 50;
+    SEQGRAD_OUTPUT_FIELDS(SEQGRAD_DECLARE_FIELD)
+    static const FieldTable<OutputConfig>& fields();
 };
 
 struct Config {
@@ -159,6 +131,9 @@ struct Config {
     nlohmann::json to_json() const;
     // A data path resolved against base_dir (absolute paths are kept).
     std::string resolve(const std::string& path) const;
+    // Every key a config may hold, as "section.key" (the README's configuration table lists
+    // these; tests/unit/test_config.cpp holds the two equal).
+    static std::vector<std::string> keys();
 };
 
 // Applies one "section.key=value" override to a JSON config (value parsed as JSON when it

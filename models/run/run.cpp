@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "seqgrad/models/training/checkpoint.h"
+#include "seqgrad/models/formats/checkpoint.h"
 
 namespace seqgrad {
 
@@ -26,7 +26,7 @@ LoadedRun load_run(const std::string& run_dir, const std::string& which, bool lo
         throw Error(
             fmt::format("{}: no checkpoint ({}.safetensors or last.safetensors)", run_dir, which));
     const SafetensorsFile file = load_checkpoint(path);
-    check_checkpoint_cell(file, run.config.model);
+    check_checkpoint_cell(file, run.config.model.cell);
     load_parameters(file, *run.model);
     run.model->eval();
     run.checkpoint_path = path;

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "seqgrad/models/training/checkpoint.h"
+#include "seqgrad/models/formats/checkpoint.h"
 #include "seqgrad/models/training/signals.h"
 
 namespace seqgrad {
@@ -49,7 +49,7 @@ void save_training_checkpoint(const std::string& path, const TrainingState& s) {
 
 void restore_training_checkpoint(const std::string& path, const TrainingState& s) {
     SafetensorsFile file = load_checkpoint(path);
-    check_checkpoint_cell(file, s.config.model);
+    check_checkpoint_cell(file, s.config.model.cell);
     load_parameters(file, s.model);
     json meta = checkpoint_metadata(file);
     for (const char* key : {"progress", "rng", "optimizer", "schedule"})

@@ -49,10 +49,11 @@ struct NonFiniteError : Error {
 // factor the update will apply (what a run logs about its gradients, on logging steps).
 using GradientObserver = std::function<void(const GradClip& clip)>;
 
-// zero_grad → loss_and_gradient (forward_loss, backward) → clip → step, on one batch. The
-// gradients must be 0 on entry and are 0 on return (the update zeroes each as it reads it, so
-// zero_grad costs no pass of its own); a caller that accumulates gradients elsewhere calls
-// optimizer.zero_grad() first.
+// zero_grad → loss_and_gradient (forward_loss, backward) → clip → step, on one batch, written as
+// those five calls. How the optimizer makes them cheap is its own matter: clipping scales each
+// gradient as the update reads it (clip_grad_norm(optimizer, ...), optim/clip.h), and an
+// optimizer set to zero the gradients in its update (Optimizer::set_zero_grads_in_step, what
+// the trainer does) leaves zero_grad nothing to do.
 // clip_norm > 0 clips the global gradient norm to it; 0 measures the norm only. The optimizer's
 // learning rate is whatever it was set to (the trainer's schedule sets it before the step).
 // Throws NonFiniteError (nothing updated) on a non-finite loss or gradient norm, and whatever

@@ -15,9 +15,9 @@
 #include "seqgrad/autograd/kernels/parallel.h"
 #include "seqgrad/data/file_io.h"
 #include "seqgrad/models/decoding/translator.h"
+#include "seqgrad/models/formats/checkpoint.h"
 #include "seqgrad/models/model/translation_model.h"
 #include "seqgrad/models/run/task.h"
-#include "seqgrad/models/training/checkpoint.h"
 #include "seqgrad/models/training/data_parallel.h"
 #include "seqgrad/models/training/evaluation.h"
 #include "seqgrad/models/training/grad_norms.h"
@@ -36,15 +36,23 @@ namespace {
 
 using json = nlohmann::json;
 
+// The run's optimizer. It zeroes each gradient in its update as it reads it, so that
+// train_step's zero_grad makes no pass of its own (Optimizer::set_zero_grads_in_step).
 std::unique_ptr<Optimizer> make_optimizer(const TrainConfig& t, const Module& model) {
     auto params = model.named_parameters();
-    if (t.optimizer == "sgd")
-        return std::make_unique<SGD>(params, t.lr, t.momentum, /*nesterov=*/false, t.weight_decay);
-    AdamOptions o;
-    o.lr = t.lr;
-    o.weight_decay = t.weight_decay;
-    o.decoupled_weight_decay = t.optimizer == "adamw";
-    return std::make_unique<Adam>(params, o);
+    std::unique_ptr<Optimizer> optimizer;
+    if (t.optimizer == "sgd") {
+        optimizer =
+            std::make_unique<SGD>(params, t.lr, t.momentum, /*nesterov=*/false, t.weight_decay);
+    } else {
+        AdamOptions o;
+        o.lr = t.lr;
+        o.weight_decay = t.weight_decay;
+        o.decoupled_weight_decay = t.optimizer == "adamw";
+        optimizer = std::make_unique<Adam>(params, o);
+    }
+    optimizer->set_zero_grads_in_step(true);
+    return optimizer;
 }
 
 std::unique_ptr<LrSchedule> make_schedule(const TrainConfig& t) {
@@ -94,10 +102,11 @@ class Run {
         if (!root_) options_.quiet = true;  // rank 0 alone prints
         check_ranks_can_share(config.train, comm_);
         set_up_threads();
+        choose_gradient_source();
         // Everything that can fail on bad input happens before anything is written to disk.
         prepare_task_and_run_dir();
-        model_ =
-            make_model(config.model, task_.source_vocab.size(), task_.target_vocab.size(), rng_);
+        model_ = make_model(config.model, task_.source_vocab.size(), task_.target_vocab.size(),
+                            rng_, options.fused);
         optimizer_ = make_optimizer(config.train, *model_);
         schedule_ = make_schedule(config.train);
         make_batchers();
@@ -139,9 +148,6 @@ class Run {
     }
 
   private:
-    // seqgrad's threads run the optimizer's passes (autograd/kernels/parallel.h); with
-    // train.parallel = "data" or several ranks, each thread also runs a share of every batch
-    // (with BLAS on one thread), and the step gets its gradient from DataParallel.
     // What the loss is asked for: train.teacher_forcing, label_smoothing, coverage_loss.
     LossOptions loss_options() const {
         LossOptions o;
@@ -151,10 +157,18 @@ class Run {
         return o;
     }
 
+    // seqgrad's threads run the optimizer's passes (autograd/kernels/parallel.h) and BLAS's the
+    // products (with train.parallel = "data", BLAS's run on one thread: choose_gradient_source).
     void set_up_threads() {
+        set_blas_threads(config_.train.threads);
+        set_num_threads(config_.train.threads);
+    }
+
+    // Where the step's gradient comes from: with train.parallel = "data" and threads > 1, or
+    // several ranks, DataParallel runs a share of every batch on each thread and rank; else one
+    // forward_loss and backward on this thread.
+    void choose_gradient_source() {
         const TrainConfig& t = config_.train;
-        set_blas_threads(t.threads);
-        set_num_threads(t.threads);
         if ((t.threads > 1 && t.parallel == "data") || comm_.size() > 1)
             parallel_ = std::make_unique<DataParallel>(t.threads);
         if (parallel_)  // the rows split over threads and ranks

@@ -55,6 +55,8 @@ struct TrainOptions {
     std::function<void(const ProgressLine& progress)> on_progress;
     // The processes this run spans; null = this process alone.
     Communicator* communicator = nullptr;
+    // The layers' fused ops or their composed twins (models/model/model_config.h).
+    FusedLayers fused;
 };
 
 // Trains as the config says; writes everything into config.output.run_dir.

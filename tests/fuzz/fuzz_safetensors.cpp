@@ -1,6 +1,6 @@
 // libFuzzer harness: the safetensors reader and the checkpoint metadata on top of it
-// (models/formats/safetensors.h, models/training/checkpoint.h).
-#include "seqgrad/models/training/checkpoint.h"
+// (models/formats/safetensors.h, models/formats/checkpoint.h).
+#include "seqgrad/models/formats/checkpoint.h"
 #include "seqgrad/models/formats/safetensors.h"
 #include "tests/fuzz/fuzz_util.h"
 

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "apps/cli/commands.h"
-#include "seqgrad/models/training/checkpoint.h"
+#include "seqgrad/models/formats/checkpoint.h"
 #include "seqgrad/models/training/trainer.h"
 
 using namespace seqgrad;

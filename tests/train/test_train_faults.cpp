@@ -15,7 +15,7 @@
 #include <utility>
 
 #include "seqgrad/models/model/seq2seq.h"
-#include "seqgrad/models/training/checkpoint.h"
+#include "seqgrad/models/formats/checkpoint.h"
 #include "seqgrad/models/training/run_lock.h"
 #include "seqgrad/models/training/trainer.h"
 

@@ -1,4 +1,4 @@
-// Tests for models/formats/safetensors.h and models/training/checkpoint.h: bit-exact round trips,
+// Tests for models/formats/safetensors.h and models/formats/checkpoint.h: bit-exact round trips,
 // the exact byte layout of the format, a hand-written reference file, parameter-name/shape checks
 // with their messages, corrupt files (never a crash), and atomic writes.
 #include <doctest/doctest.h>
@@ -18,7 +18,7 @@
 #include "seqgrad/autograd/rng.h"
 #include "seqgrad/layers/module.h"
 #include "seqgrad/models/formats/safetensors.h"
-#include "seqgrad/models/training/checkpoint.h"
+#include "seqgrad/models/formats/checkpoint.h"
 
 using namespace seqgrad;
 namespace fs = std::filesystem;

@@ -2,6 +2,9 @@
 #include <doctest/doctest.h>
 
 #include <fstream>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "seqgrad/autograd/tensor.h"
 #include "seqgrad/models/run/config.h"
@@ -149,4 +152,81 @@ TEST_CASE("config: train.best_metric") {
                          doctest::Contains("train.best_metric: expected one of \"loss\", \"bleu\", "
                                            "\"chrf\""),
                          Error);
+// The README's configuration table (its first column: the keys; its second: their defaults, one
+// per key) against the tables the keys are declared in (Config::keys, models/formats/
+// config_fields.h).
+namespace {
+
+struct ReadmeRow {
+    std::vector<std::string> keys, defaults;
+};
+
+// The `...` spans of one table cell.
+std::vector<std::string> code_spans(const std::string& cell) {
+    std::vector<std::string> spans;
+    for (size_t open = cell.find('`'); open != std::string::npos;) {
+        const size_t close = cell.find('`', open + 1);
+        if (close == std::string::npos) break;
+        spans.push_back(cell.substr(open + 1, close - open - 1));
+        open = cell.find('`', close + 1);
+    }
+    return spans;
+}
+
+std::vector<ReadmeRow> readme_config_rows() {
+    std::ifstream in(std::string(SEQGRAD_SOURCE_DIR) + "/README.md");
+    REQUIRE(in);
+    std::vector<ReadmeRow> rows;
+    bool inside = false;
+    for (std::string line; std::getline(in, line);) {
+        if (line.rfind("## ", 0) == 0) inside = line == "## Configuration";
+        if (!inside || line.rfind("| `", 0) != 0) continue;
+        const size_t second = line.find(" | ", 2), third = line.find(" | ", second + 3);
+        if (second == std::string::npos || third == std::string::npos) continue;
+        rows.push_back({code_spans(line.substr(2, second - 2)),
+                        code_spans(line.substr(second + 3, third - second - 3))});
+    }
+    return rows;
+}
+
+}  // namespace
+
+TEST_CASE("the README's configuration table lists exactly the keys the field tables declare") {
+    std::set<std::string> declared, documented;
+    for (const std::string& key : Config::keys()) declared.insert(key);
+    CHECK(declared.size() > 80);
+    for (const ReadmeRow& row : readme_config_rows())
+        for (const std::string& key : row.keys) documented.insert(key);
+    std::string missing, extra;
+    for (const auto& key : declared)
+        if (!documented.count(key)) missing += " " + key;
+    for (const auto& key : documented)
+        if (!declared.count(key)) extra += " " + key;
+    INFO("declared, not in the README:", missing);
+    INFO("in the README, not declared:", extra);
+    CHECK(missing.empty());
+    CHECK(extra.empty());
+}
+
+TEST_CASE("the README's defaults are the field tables' defaults") {
+    json defaults = Config().to_json();
+    ModelConfig transformer;
+    transformer.kind = "transformer";
+    defaults["model"].update(transformer.to_json());
+    defaults["model"]["kind"] = "rnn";
+    int compared = 0;
+    for (const ReadmeRow& row : readme_config_rows()) {
+        if (row.keys.size() != row.defaults.size()) continue;  // a default given in words
+        for (size_t i = 0; i < row.keys.size(); ++i) {
+            const std::string& key = row.keys[i];
+            const size_t dot = key.find('.');
+            const json& section = defaults[key.substr(0, dot)];
+            if (!section.contains(key.substr(dot + 1))) continue;  // model.layers
+            const json documented = json::parse(row.defaults[i], nullptr, false);
+            INFO(key, ": the README says ", row.defaults[i]);
+            CHECK(documented == section[key.substr(dot + 1)]);
+            ++compared;
+        }
+    }
+    CHECK(compared > 70);
 }

@@ -16,7 +16,7 @@
 #include "seqgrad/models/decoding/decoding.h"
 #include "seqgrad/models/model/seq2seq.h"
 #include "seqgrad/models/run/config.h"
-#include "seqgrad/models/training/checkpoint.h"
+#include "seqgrad/models/formats/checkpoint.h"
 #include "seqgrad/models/training/data_parallel.h"
 #include "temp_dir.h"
 #include "test_util.h"

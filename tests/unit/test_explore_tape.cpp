@@ -29,7 +29,7 @@ namespace fs = std::filesystem;
 namespace {
 
 ModelConfig tiny_config(const std::string& attention, const std::string& cell, bool bidirectional,
-                        bool fused, const std::string& coverage) {
+                        const std::string& coverage) {
     ModelConfig c;
     c.embedding_size = 3;
     c.hidden_size = 4;
@@ -37,8 +37,6 @@ ModelConfig tiny_config(const std::string& attention, const std::string& cell, b
     c.attention = attention;
     c.cell = cell;
     c.bidirectional = bidirectional;
-    c.fused_cells = fused;
-    c.fused_attention = fused;
     c.coverage = coverage;
     return c;
 }
@@ -122,8 +120,8 @@ TEST_CASE("the tape holds every node backward visits, grouped, with backward's g
             (c.fused ? " fused" : " composed") + " coverage " + c.coverage;
         INFO(described);
         Rng rng(3);
-        Seq2Seq model(tiny_config(c.attention, c.cell, c.bidirectional, c.fused, c.coverage), 10,
-                      10, rng);
+        Seq2Seq model(tiny_config(c.attention, c.cell, c.bidirectional, c.coverage), 10, 10, rng,
+                      FusedLayers{c.fused, c.fused});
         model.eval();
         const Batch batch = make_batch({{source, target}}, {0});
         const nlohmann::json tape = tape_json(model, batch);

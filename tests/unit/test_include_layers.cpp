@@ -17,13 +17,24 @@
 //     floors includes anything of autograd/kernels/ (the graph reads like the textbook: Node and
 //     Tensor, with nothing of the kernels under them);
 //   - no file of the library outside autograd/kernels/ includes autograd/kernels/fast/ (the fast
-//     kernels are reached through the interface only; tests and benchmarks may look inside).
+//     kernels are reached through the interface only; tests and benchmarks may look inside);
+//   - the rooms of models/ (model, formats, decoding, run, training, distributed) include each
+//     other without a cycle, and models/model/ includes nothing of run/ or training/: the model
+//     knows nothing of runs and training;
+//   - what `seqgrad translate` compiles and loads (apps/cli/cmd_translate.cpp, load_run,
+//     the translator) includes no file of models/training/: inference never passes through the
+//     training room.
 // The checker itself is tested on includes that break each rule.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <map>
 #include <regex>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -128,6 +139,72 @@ std::vector<std::string> check_includes(const std::vector<Include>& includes) {
     return problems;
 }
 
+// The room of a file of models/ ("models/run/config.h" -> "run"), or "" for any other file.
+std::string models_room(const std::string& path) {
+    if (path.rfind("models/", 0) != 0) return "";
+    const size_t slash = path.find('/', 7);
+    return slash == std::string::npos ? "" : path.substr(7, slash - 7);
+}
+
+// A cycle among the rooms of models/, as "a -> b -> a" with one include for each arrow, or ""
+// when there is none; and every include of models/model/ into run/ or training/.
+std::vector<std::string> check_models_rooms(const std::vector<Include>& includes) {
+    std::map<std::string, std::map<std::string, const Include*>> arrows;  // room -> room
+    std::vector<std::string> problems;
+    for (const Include& inc : includes) {
+        const std::string a = models_room(inc.from), b = models_room(inc.to);
+        if (a.empty() || b.empty() || a == b) continue;
+        arrows[a].emplace(b, &inc);
+        if (a == "model" && (b == "run" || b == "training"))
+            problems.push_back(inc.from + ":" + std::to_string(inc.line) + ": includes " + inc.to +
+                               ": models/model/ includes nothing of models/" + b + "/");
+    }
+    // Depth-first search; a room met again while on the path closes a cycle.
+    std::map<std::string, int> state;  // 0 unseen, 1 on the path, 2 done
+    std::vector<std::string> path;
+    std::function<bool(const std::string&)> visit = [&](const std::string& room) {
+        state[room] = 1;
+        path.push_back(room);
+        for (const auto& [next, inc] : arrows[room]) {
+            if (state[next] == 1) {
+                std::string cycle;
+                auto from = std::find(path.begin(), path.end(), next);
+                for (auto it = from; it != path.end(); ++it) {
+                    const std::string to = it + 1 == path.end() ? next : *(it + 1);
+                    const Include* why = arrows[*it][to];
+                    cycle += *it + " -> " + to + " (" + why->from + ":" +
+                             std::to_string(why->line) + ")  ";
+                }
+                problems.push_back("the rooms of models/ include each other in a cycle: " + cycle);
+                return true;
+            }
+            if (state[next] == 0 && visit(next)) return true;
+        }
+        path.pop_back();
+        state[room] = 2;
+        return false;
+    };
+    for (const auto& [room, to] : arrows)
+        if (state[room] == 0 && visit(room)) break;
+    return problems;
+}
+
+// The files reached from `roots` through their includes (the roots too).
+std::set<std::string> include_closure(const std::vector<Include>& includes,
+                                      const std::vector<std::string>& roots) {
+    std::map<std::string, std::vector<std::string>> out;
+    for (const Include& inc : includes) out[inc.from].push_back(inc.to);
+    std::set<std::string> seen(roots.begin(), roots.end());
+    std::vector<std::string> todo(roots.begin(), roots.end());
+    while (!todo.empty()) {
+        const std::string file = todo.back();
+        todo.pop_back();
+        for (const std::string& to : out[file])
+            if (seen.insert(to).second) todo.push_back(to);
+    }
+    return seen;
+}
+
 std::string read_file(const fs::path& path) {
     std::ifstream in(path, std::ios::binary);
     std::ostringstream s;
@@ -191,7 +268,26 @@ TEST_CASE("the include checker finds each kind of include that runs up") {
     }
 }
 
-TEST_CASE("every include of the library points down") {
+TEST_CASE(
+    "the room checker finds a cycle among the rooms of models/ and the model's upward includes") {
+    const std::vector<Include> knot = {{"models/run/run.cpp", 3, "models/training/checkpoint.h"},
+                                       {"models/training/trainer.h", 9, "models/run/config.h"},
+                                       {"models/decoding/translator.h", 4, "models/run/task.h"}};
+    const auto problems = check_models_rooms(knot);
+    REQUIRE(problems.size() == 1);
+    CHECK(problems[0].find("run -> training (models/run/run.cpp:3)") != std::string::npos);
+    CHECK(problems[0].find("training -> run (models/training/trainer.h:9)") != std::string::npos);
+    CHECK(check_models_rooms({knot[1], knot[2]}).empty());
+    const auto upward = check_models_rooms({{"models/model/seq2seq.h", 41, "models/run/config.h"}});
+    REQUIRE(upward.size() == 1);
+    CHECK(upward[0].find("models/model/ includes nothing of models/run/") != std::string::npos);
+    const auto closure = include_closure(knot, {"models/run/run.cpp"});
+    CHECK(closure.count("models/training/checkpoint.h") == 1);
+    CHECK(closure.count("models/run/config.h") == 0);
+}
+
+// Every include of the library and the command line.
+static std::vector<Include> library_includes() {
     const fs::path root(SEQGRAD_SOURCE_DIR);
     std::vector<Include> includes;
     int files = 0;
@@ -207,7 +303,31 @@ TEST_CASE("every include of the library points down") {
     }
     CHECK(files > 100);
     CHECK(includes.size() > 300);
+    return includes;
+}
+
+TEST_CASE("every include of the library points down") {
+    const std::vector<Include> includes = library_includes();
     const auto problems = check_includes(includes);
     INFO(joined(problems));
     CHECK_MESSAGE(problems.empty(), problems.size(), " include(s) run up (listed above)");
+}
+
+TEST_CASE("the rooms of models/ include each other without a cycle") {
+    const auto problems = check_models_rooms(library_includes());
+    INFO(joined(problems));
+    CHECK(problems.empty());
+}
+
+TEST_CASE("translate compiles and loads nothing of the training room") {
+    const auto closure = include_closure(
+        library_includes(),
+        {"apps/cli/cmd_translate.cpp", "models/run/run.cpp", "models/decoding/translator.cpp"});
+    CHECK(closure.count("models/decoding/translator.h") == 1);
+    CHECK(closure.count("models/formats/checkpoint.h") == 1);
+    std::string training;
+    for (const std::string& file : closure)
+        if (file.rfind("models/training/", 0) == 0) training += " " + file;
+    INFO("included by translate:", training);
+    CHECK(training.empty());
 }

@@ -19,7 +19,7 @@
 #include "seqgrad/data/vocab.h"
 #include "seqgrad/models/decoding/decoding.h"
 #include "seqgrad/models/model/seq2seq.h"
-#include "seqgrad/models/training/checkpoint.h"
+#include "seqgrad/models/formats/checkpoint.h"
 #include "test_util.h"
 
 using namespace seqgrad;
@@ -186,7 +186,7 @@ TEST_CASE("model options: every optimisation switch off gives the same loss and 
         const testing::LadderVariant variant = testing::ladder_variant(off);
         set_switches(variant.switches);
         Rng rng(31);
-        Seq2Seq model(testing::with_switches(config, variant), 13, 13, rng);
+        Seq2Seq model(config, 13, 13, rng, testing::fused_layers(config, variant));
         const bench::LadderModel ladder(model, variant.loss);
         LossOutput out = ladder.forward_loss(batch, 0.1);
         out.loss.backward();
@@ -320,10 +320,10 @@ TEST_CASE("model options: parameter names per cell, and a checkpoint of another 
             .string();
     save_checkpoint(path, model, {}, nlohmann::json{{"config", config.to_json()}});
     const SafetensorsFile file = load_safetensors(path);
-    CHECK_NOTHROW(check_checkpoint_cell(file, gru_config));
+    CHECK_NOTHROW(check_checkpoint_cell(file, gru_config.cell));
     ModelConfig lstm_config = gru_config;
     lstm_config.cell = "lstm";
-    CHECK_THROWS_WITH_AS(check_checkpoint_cell(file, lstm_config),
+    CHECK_THROWS_WITH_AS(check_checkpoint_cell(file, lstm_config.cell),
                          doctest::Contains("model_options_gru.safetensors: the checkpoint holds a "
                                            "model with model.cell \"gru\", the config asks for "
                                            "\"lstm\""),

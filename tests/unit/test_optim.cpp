@@ -474,7 +474,9 @@ TEST_CASE("optimizer load_state rejects state that does not fit") {
     CHECK_NOTHROW(adam.load_state(state, json));
 }
 
-TEST_CASE("step_and_zero_grad is step then zero_grad, bit for bit, for every update rule") {
+TEST_CASE(
+    "zeroing the gradients in the update is step then zero_grad, bit for bit, for every update "
+    "rule") {
     // a parameter large enough to be cut between threads, and a small one
     auto make = [] {
         NamedTensors params{{"big", random_tensor({70000}, 31)}, {"small", random_tensor({5}, 32)}};
@@ -503,13 +505,15 @@ TEST_CASE("step_and_zero_grad is step then zero_grad, bit for bit, for every upd
         INFO(name);
         const NamedTensors separate = make(), fused = make();
         auto one = make_optimizer(separate), two = make_optimizer(fused);
+        two->set_zero_grads_in_step(true);
         for (int step = 0; step < 3; ++step) {
             const double scale = step == 1 ? 0.5 : 1.0;  // scaled and unscaled loops
             set_grads(separate, step);
             set_grads(fused, step);
             one->step(scale);
             one->zero_grad();
-            two->step_and_zero_grad(scale);
+            two->set_grad_scale(scale);
+            two->step();
         }
         for (size_t k = 0; k < separate.size(); ++k) {
             CHECK(separate[k].second.to_vector() == fused[k].second.to_vector());
@@ -520,5 +524,40 @@ TEST_CASE("step_and_zero_grad is step then zero_grad, bit for bit, for every upd
     // the same validation as step
     const NamedTensors params = make();
     Adam adam(params);
-    CHECK_THROWS_AS(adam.step_and_zero_grad(-1), Error);
+    CHECK_THROWS_AS(adam.set_grad_scale(-1), Error);
+}
+
+TEST_CASE(
+    "after an update that zeroed the gradients, zero_grad still zeroes what a backward wrote") {
+    Tensor w = Tensor::from_vector({3}, {1, 2, 3}, true);
+    Adam adam({{"w", w}});
+    adam.set_zero_grads_in_step(true);
+    sum(mul(w, w)).backward();
+    adam.step();
+    CHECK(w.grad().to_vector() == std::vector<real>{0, 0, 0});
+    adam.zero_grad();  // nothing to do: no backward since the step
+    sum(mul(w, w)).backward();
+    CHECK(w.grad().to_vector() != std::vector<real>{0, 0, 0});
+    adam.zero_grad();  // a backward ran since: the pass is made
+    CHECK(w.grad().to_vector() == std::vector<real>{0, 0, 0});
+}
+
+TEST_CASE("a scale set for the next step is used once, and zero_grad forgets it") {
+    auto run = [](bool forget) {
+        Tensor w = Tensor::from_vector({2}, {1, -1}, true);
+        SGD sgd({{"w", w}}, 1.0);
+        for (int step = 0; step < 2; ++step) {
+            sgd.zero_grad();
+            sum(w).backward();
+            if (step == 0 || forget) sgd.set_grad_scale(0.5);
+            if (forget) {
+                sgd.zero_grad();
+                sum(w).backward();
+            }
+            sgd.step();
+        }
+        return w.to_vector();
+    };
+    CHECK(run(false) == std::vector<real>{1 - 0.5 - 1, -1 - 0.5 - 1});  // 0.5 once, then 1
+    CHECK(run(true) == std::vector<real>{1 - 1 - 1, -1 - 1 - 1});       // forgotten: 1, 1
 }

@@ -34,8 +34,8 @@ LossAndGradients run(const std::string& attention, double label_smoothing,
                      const testing::LadderVariant& variant) {
     set_switches(variant.switches);
     Rng rng(17);
-    Seq2Seq model(testing::with_switches(testing::small_model_config(attention), variant), 13, 13,
-                  rng);
+    const ModelConfig config = testing::small_model_config(attention);
+    Seq2Seq model(config, 13, 13, rng, testing::fused_layers(config, variant));
     const bench::LadderModel ladder(model, variant.loss);
     LossOutput out = ladder.forward_loss(mixed_batch(), label_smoothing);
     out.loss.backward();
@@ -154,18 +154,18 @@ TEST_CASE("switches: the layer options reach the layers through the model's cons
         INFO(cell);
         ModelConfig config = testing::small_model_config("bahdanau");
         config.cell = cell;
-        apply_switches(config, parse_disabled(("fused_" + std::string(cell)).c_str()));
-        CHECK(!config.fused_cells);
-        CHECK(config.fused_attention);
-        apply_switches(config, parse_disabled("fused_attention"));
-        CHECK(config.fused_cells);
-        CHECK(!config.fused_attention);
+        FusedLayers fused =
+            fused_layers(config.cell, parse_disabled(("fused_" + std::string(cell)).c_str()));
+        CHECK(!fused.cells);
+        CHECK(fused.attention);
+        fused = fused_layers(config.cell, parse_disabled("fused_attention"));
+        CHECK(fused.cells);
+        CHECK(!fused.attention);
     }
-    ModelConfig config = testing::small_model_config("bahdanau");
+    const ModelConfig config = testing::small_model_config("bahdanau");
     for (bool fused : {true, false}) {
-        config.fused_cells = config.fused_attention = fused;
         Rng rng(3);
-        Seq2Seq model(config, 13, 13, rng);
+        Seq2Seq model(config, 13, 13, rng, FusedLayers{fused, fused});
         CHECK(model.encoder.recurrent->use_fused == fused);
         CHECK(model.decoder.cells[0]->use_fused == fused);
         const auto* attention =

@@ -160,13 +160,12 @@ TEST_CASE("model.kind \"transformer\": keys, defaults and errors that name the k
     CHECK(make_model(tiny_transformer_config(false, "learned"), 9, 9, rng)->vocab_size() == 9);
 }
 
-TEST_CASE("model.fused_attention (SEQGRAD_DISABLE=fused_attention) reaches every attention") {
+TEST_CASE("FusedLayers::attention (SEQGRAD_DISABLE=fused_attention) reaches every attention") {
     const Batch batch = mixed_length_batch(8);
     Rng rng_fused(9), rng_composed(9);
     ModelConfig config = tiny_transformer_config(false, "sinusoidal");
     Transformer fused(config, 13, 13, rng_fused);
-    config.fused_attention = false;
-    Transformer composed(config, 13, 13, rng_composed);
+    Transformer composed(config, 13, 13, rng_composed, FusedLayers{true, false});
     for (const auto& layer : composed.transformer.encoder.layers)
         CHECK(!layer->self_attn.use_fused);
     for (const auto& layer : composed.transformer.decoder.layers) {

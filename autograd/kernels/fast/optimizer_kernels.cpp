@@ -200,8 +200,8 @@ void sgd_update(const SgdStep& step, const std::vector<SgdArrays>& params, bool 
             sgd_scaled_or_not<false, true, true>(step, n, g, w, buf);
         else
             sgd_scaled_or_not<false, true, false>(step, n, g, w, buf);
-        // step_and_zero_grad: a pass of its own here (Adam clears in its loop; SGD is not on
-        // the benchmarks' path)
+        // zeroing the gradients in the update (Optimizer::set_zero_grads_in_step): a pass of its
+        // own here (Adam clears in its loop; SGD is not on the benchmarks' path)
         if (zero_grads) std::memset(g, 0, sizeof(real) * size_t(n));
     });
 }

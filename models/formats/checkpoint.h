@@ -23,7 +23,6 @@
 #include "seqgrad/autograd/rng.h"
 #include "seqgrad/layers/module.h"
 #include "seqgrad/models/formats/safetensors.h"
-#include "seqgrad/models/run/config.h"
 
 namespace seqgrad {
 
@@ -52,10 +51,10 @@ void load_parameters(const SafetensorsFile& checkpoint, Module& model);
 
 // A checkpoint written by `seqgrad train` records its config in its metadata ("config"); this
 // throws an Error naming the file and both cells when that config's model.cell ("gru" when the
-// checkpoint predates the key) is not `model.cell`, e.g. an LSTM checkpoint loaded into a GRU
-// model. A checkpoint without a recorded config passes (its parameter names are checked by
-// load_parameters anyway).
-void check_checkpoint_cell(const SafetensorsFile& checkpoint, const ModelConfig& model);
+// checkpoint's config has no such key) is not `model_cell` (the model.cell of the model it is
+// loaded into), e.g. an LSTM checkpoint loaded into a GRU model. A checkpoint without a recorded
+// config passes (its parameter names are checked by load_parameters anyway).
+void check_checkpoint_cell(const SafetensorsFile& checkpoint, const std::string& model_cell);
 
 // The JSON given to save_checkpoint ({} for a plain safetensors file without it).
 nlohmann::json checkpoint_metadata(const SafetensorsFile& checkpoint);

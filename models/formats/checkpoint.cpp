@@ -1,4 +1,4 @@
-#include "seqgrad/models/training/checkpoint.h"
+#include "seqgrad/models/formats/checkpoint.h"
 
 #include <fmt/format.h>
 
@@ -93,7 +93,7 @@ void load_parameters(const SafetensorsFile& checkpoint, Module& model) {
     model.load_state(state, checkpoint.path);
 }
 
-void check_checkpoint_cell(const SafetensorsFile& checkpoint, const ModelConfig& model) {
+void check_checkpoint_cell(const SafetensorsFile& checkpoint, const std::string& model_cell) {
     const nlohmann::json meta = checkpoint_metadata(checkpoint);
     if (!meta.is_object() || !meta.contains("config") || !meta["config"].is_object()) return;
     const nlohmann::json& config = meta["config"];
@@ -101,11 +101,11 @@ void check_checkpoint_cell(const SafetensorsFile& checkpoint, const ModelConfig&
     if (config.contains("model") && config["model"].is_object() && config["model"].contains("cell"))
         cell = config["model"]["cell"].is_string() ? config["model"]["cell"].get<std::string>()
                                                    : config["model"]["cell"].dump();
-    if (cell != model.cell)
+    if (cell != model_cell)
         throw Error(fmt::format(
             "{}: the checkpoint holds a model with model.cell \"{}\", the config asks for \"{}\" "
             "(a checkpoint only loads into a model with the cell it was trained with)",
-            checkpoint.path, cell, model.cell));
+            checkpoint.path, cell, model_cell));
 }
 
 nlohmann::json rng_state_to_json(const Rng& rng) {
