@@ -237,6 +237,53 @@ void Recurrent::check_forward(const Tensor& inputs, const std::vector<int32_t>& 
 
 // inputs [B,T,in], lengths [B], h0, c0 [L*D,B,H] -> outputs [B,T,D*H], final states [L*D,B,H]
 //
+namespace {
+
+// mask_t [B] for every step t: undefined when every sequence runs at step t (no blend needed),
+// and running[t] = number of sequences still running (0: the step is skipped).
+struct StepMasks {
+    std::vector<Tensor> masks;
+    std::vector<int64_t> running;
+};
+
+StepMasks step_masks_of(const std::vector<int32_t>& lengths, int64_t B, int64_t T) {
+    StepMasks m{std::vector<Tensor>(static_cast<size_t>(T)), std::vector<int64_t>(size_t(T), 0)};
+    for (int64_t t = 0; t < T; ++t) {
+        for (int64_t b = 0; b < B; ++b) m.running[t] += t < lengths[b];
+        if (m.running[t] == B) continue;
+        m.masks[t] = Tensor::empty({B});
+        for (int64_t b = 0; b < B; ++b) m.masks[t].data()[b] = t < lengths[b] ? 1 : 0;
+    }
+    return m;
+}
+
+// One direction of one layer: the steps t = 0..T-1 (dir 1: T-1..0) from state `s`, step t's
+// h into states[dir·T + t]; returns the last state. `gates` [B,T,G] on the fused path.
+RecurrentState run_direction(CellType type, const CellWeights& w, bool fused,
+                             const Tensor& layer_input, const Tensor& gates, RecurrentState s,
+                             int64_t dir, const StepMasks& m, std::vector<Tensor>& states) {
+    const int64_t B = layer_input.size(0), T = layer_input.size(1);
+    // every step multiplies by W_hh (a kernel may sum its gradient over the steps in one
+    // product: autograd/kernels/kernels.h)
+    kernels::SharedOverStepsScope shared({w.weight_hh});
+    for (int64_t step = 0; step < T; ++step) {
+        const int64_t t = dir == 0 ? step : T - 1 - step;
+        TapeScope scope(t);  // the explorer's tape: this op is step t's
+        if (m.running[t] > 0) {
+            if (fused) {
+                s = cell_step_fused(type, w, gates, t, s, m.masks[t]);
+            } else {
+                Tensor x_t = reshape(slice(layer_input, 1, t, t + 1), {B, layer_input.size(2)});
+                s = cell_step_composed(type, w, x_t, s, m.masks[t]);
+            }
+        }
+        states[size_t(dir * T + t)] = s.h;
+    }
+    return s;
+}
+
+}  // namespace
+
 // For each layer and direction:
 //   gates = inputs W_ihᵀ + b_ih            [B,T,G]  one product for all steps (fused path)
 //   for t = 0..T-1 (reverse: T-1..0):     state = cell step t (state, mask_t)
@@ -258,16 +305,7 @@ RecurrentOutput Recurrent::forward(const Tensor& inputs, const std::vector<int32
     const int64_t B = inputs.size(0), T = inputs.size(1);
     const bool lstm = type_ == CellType::lstm;
 
-    // mask_t [B]: undefined when every sequence runs at step t (no blend needed), and
-    // `running[t]` = number of sequences still running (0: the step is skipped).
-    std::vector<Tensor> step_masks(static_cast<size_t>(T));
-    std::vector<int64_t> running(size_t(T), 0);
-    for (int64_t t = 0; t < T; ++t) {
-        for (int64_t b = 0; b < B; ++b) running[t] += t < lengths[b];
-        if (running[t] == B) continue;
-        step_masks[t] = Tensor::empty({B});
-        for (int64_t b = 0; b < B; ++b) step_masks[t].data()[b] = t < lengths[b] ? 1 : 0;
-    }
+    const StepMasks masks = step_masks_of(lengths, B, T);
     // layer·D + direction's slice of h0 or c0, or zeros
     auto initial = [&](const Tensor& s0, int64_t k) {
         return s0.defined() ? reshape(slice(s0, 0, k, k + 1), {B, H}) : Tensor::zeros({B, H});
@@ -285,23 +323,7 @@ RecurrentOutput Recurrent::forward(const Tensor& inputs, const std::vector<int32
             RecurrentState s{initial(h0, k), lstm ? initial(c0, k) : Tensor()};
             Tensor gates;  // [B,T,G], fused path only
             if (use_fused) gates = linear(layer_input, w.weight_ih, w.bias_ih);
-            // every step multiplies by W_hh (a kernel may sum its gradient over the steps in one
-            // product: autograd/kernels/kernels.h)
-            kernels::SharedOverStepsScope shared({w.weight_hh});
-            for (int64_t step = 0; step < T; ++step) {
-                const int64_t t = dir == 0 ? step : T - 1 - step;
-                TapeScope scope(t);  // the explorer's tape: this op is step t's
-                if (running[t] > 0) {
-                    if (use_fused) {
-                        s = cell_step_fused(type_, w, gates, t, s, step_masks[t]);
-                    } else {
-                        Tensor x_t =
-                            reshape(slice(layer_input, 1, t, t + 1), {B, layer_input.size(2)});
-                        s = cell_step_composed(type_, w, x_t, s, step_masks[t]);
-                    }
-                }
-                states[size_t(dir * T + t)] = s.h;
-            }
+            s = run_direction(type_, w, use_fused, layer_input, gates, s, dir, masks, states);
             final_h.push_back(s.h);
             if (lstm) final_c.push_back(s.c);
         }

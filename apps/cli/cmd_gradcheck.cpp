@@ -56,6 +56,27 @@ void exec_double_binary(const Argv& argv) {
                f64.string());
 }
 
+// Runs every entry, one table row each as it finishes; returns the rows that failed.
+std::vector<GradcheckRow> run_and_print(const std::vector<GradcheckEntry>& entries,
+                                        const GradcheckOptions& options, double& total_seconds) {
+    size_t width = 5;
+    for (const GradcheckEntry& e : entries) width = std::max(width, e.name.size());
+    fmt::print("{:<{}}  {:>6} {:>8} {:>11} {:>11} {:>7}  {}\n", "check", width, "inputs",
+               "elements", "max abs err", "max rel err", "time", "result");
+    std::vector<GradcheckRow> failed;
+    for (const GradcheckEntry& e : entries) {
+        GradcheckRow row = run_gradcheck_entry(e, options);
+        total_seconds += row.seconds;
+        const GradcheckResult& r = row.result;
+        fmt::print("{:<{}}  {:>6} {:>8} {:>11.2e} {:>11.2e} {:>6.2f}s  {}\n", row.name, width,
+                   r.inputs_checked, r.elements_checked, r.max_abs_error, r.max_rel_error,
+                   row.seconds, row.passed() ? "PASS" : "FAIL");
+        std::fflush(stdout);
+        if (!row.passed()) failed.push_back(row);
+    }
+    return failed;
+}
+
 }  // namespace
 
 int cmd_gradcheck(const Argv& argv) {
@@ -98,22 +119,8 @@ int cmd_gradcheck(const Argv& argv) {
         "{:g} + {:g} |numeric|\n\n",
         real_type_name(), options.eps, options.atol, options.rtol);
 
-    size_t width = 5;
-    for (const GradcheckEntry& e : entries) width = std::max(width, e.name.size());
-    fmt::print("{:<{}}  {:>6} {:>8} {:>11} {:>11} {:>7}  {}\n", "check", width, "inputs",
-               "elements", "max abs err", "max rel err", "time", "result");
-    std::vector<GradcheckRow> failed;
     double total_seconds = 0;
-    for (const GradcheckEntry& e : entries) {
-        GradcheckRow row = run_gradcheck_entry(e, options);
-        total_seconds += row.seconds;
-        const GradcheckResult& r = row.result;
-        fmt::print("{:<{}}  {:>6} {:>8} {:>11.2e} {:>11.2e} {:>6.2f}s  {}\n", row.name, width,
-                   r.inputs_checked, r.elements_checked, r.max_abs_error, r.max_rel_error,
-                   row.seconds, row.passed() ? "PASS" : "FAIL");
-        std::fflush(stdout);
-        if (!row.passed()) failed.push_back(row);
-    }
+    const std::vector<GradcheckRow> failed = run_and_print(entries, options, total_seconds);
     fmt::print(
         "\nmax rel err = max |analytic - numeric| / max(|analytic|, |numeric|) over elements whose "
         "gradient exceeds 1e-10: a tiny gradient can make it large without failing, since an "

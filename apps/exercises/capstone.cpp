@@ -141,83 +141,109 @@ double exact_match(const DateModel& model, const Task& task, const std::vector<E
     return 100.0 * double(right) / double(pairs.size());
 }
 
-int train_dates(const std::vector<std::string>& args) {
+// train-dates' arguments: --config FILE and --set key=value (or --help).
+struct TrainDatesArgs {
     std::string config_path = std::string(SEQGRAD_SOURCE_DIR) + "/configs/dates.json";
     std::vector<std::string> overrides;
+    bool help = false;
+};
+
+TrainDatesArgs parse_train_dates_args(const std::vector<std::string>& args) {
+    TrainDatesArgs parsed;
     for (size_t i = 0; i < args.size(); ++i) {
         if (args[i] == "--config" && i + 1 < args.size())
-            config_path = args[++i];
+            parsed.config_path = args[++i];
         else if (args[i] == "--set" && i + 1 < args.size())
-            overrides.push_back(args[++i]);
-        else if (args[i] == "--help" || args[i] == "-h") {
-            fmt::print(
-                "usage: seqgrad exercises train-dates [--config FILE] [--set key=value ...]\n");
-            return 0;
-        } else
+            parsed.overrides.push_back(args[++i]);
+        else if (args[i] == "--help" || args[i] == "-h")
+            parsed.help = true;
+        else
             throw std::runtime_error("train-dates: unknown argument " + args[i]);
     }
+    return parsed;
+}
+
+// The learner's Adam when it is written, else the library's.
+std::unique_ptr<Optimizer> make_date_optimizer(const DateModel& model, double lr,
+                                               const ExerciseTable& table,
+                                               const LearnerParts& parts) {
+    if (parts.adam) return std::make_unique<LearnerAdam>(model.named_parameters(), lr, table);
+    AdamOptions o;
+    o.lr = lr;
+    return std::make_unique<Adam>(model.named_parameters(), o);
+}
+
+// One epoch of zero_grad, loss, backward, clip (the learner's when its Adam is), step; returns
+// the mean loss. A loss that is not finite stops with the parts to check.
+double train_epoch(DateModel& model, Optimizer& optimizer, const Batcher& batcher, int epoch,
+                   double clip_norm, const ExerciseTable& table, const LearnerParts& parts,
+                   int64_t& steps) {
+    const std::vector<Tensor> params = model.parameters();
+    EpochIterator it(batcher, uint64_t(epoch));
+    double total = 0;
+    steps = 0;
+    while (it.has_next()) {
+        Batch b = it.next();
+        optimizer.zero_grad();
+        Tensor loss = model.loss(b);
+        if (!std::isfinite(loss.item()))
+            throw std::runtime_error(
+                fmt::format("the loss is {} at epoch {} step {}: check the "
+                            "parts marked `yours` with `seqgrad exercises check`",
+                            loss.item(), epoch + 1, steps + 1));
+        loss.backward();
+        if (clip_norm > 0) {
+            if (parts.adam)
+                table.clip_grad_norm(params, clip_norm);
+            else
+                clip_grad_norm(params, clip_norm);
+        }
+        optimizer.step();
+        total += loss.item(), ++steps;
+    }
+    return total / double(std::max<int64_t>(steps, 1));
+}
+
+int train_dates(const std::vector<std::string>& argv) {
+    const TrainDatesArgs args = parse_train_dates_args(argv);
+    if (args.help) {
+        fmt::print("usage: seqgrad exercises train-dates [--config FILE] [--set key=value ...]\n");
+        return 0;
+    }
     const auto start = std::chrono::steady_clock::now();
+    auto seconds = [&] {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    };
     set_blas_threads(1);  // small products: one thread, no idle threads spinning
-    Config config = Config::load(config_path, overrides);
+    Config config = Config::load(args.config_path, args.overrides);
     const ExerciseTable table = learner_table();
     LearnerParts parts = probe_parts(table);
-    fmt::print("train-dates: the date model of {} with these parts:\n{}\n", config_path,
+    fmt::print("train-dates: the date model of {} with these parts:\n{}\n", args.config_path,
                parts.describe());
     Task task = prepare_task(config, true);
     std::vector<EncodedPair> train = task.encode(task.train), test = task.encode(task.test);
     Rng rng(uint64_t(config.train.seed));
     DateModel model(config.model, int64_t(task.source_vocab.size()),
                     int64_t(task.target_vocab.size()), rng, table, parts);
-    std::unique_ptr<Optimizer> optimizer;
-    if (parts.adam)
-        optimizer = std::make_unique<LearnerAdam>(model.named_parameters(), config.train.lr, table);
-    else {
-        AdamOptions o;
-        o.lr = config.train.lr;
-        optimizer = std::make_unique<Adam>(model.named_parameters(), o);
-    }
+    std::unique_ptr<Optimizer> optimizer = make_date_optimizer(model, config.train.lr, table, parts);
     BatchingOptions batching;
     batching.batch_size = config.train.batch_size;
     batching.max_source_length = size_t(config.data.max_source_len);
     batching.max_target_length = size_t(config.data.max_target_len);
     batching.seed = uint64_t(config.train.seed);
     Batcher batcher(train, batching);
-    const std::vector<Tensor> params = model.parameters();
     for (int epoch = 0; epoch < config.train.epochs; ++epoch) {
-        EpochIterator it(batcher, uint64_t(epoch));
-        double total = 0;
         int64_t steps = 0;
-        while (it.has_next()) {
-            Batch b = it.next();
-            optimizer->zero_grad();
-            Tensor loss = model.loss(b);
-            if (!std::isfinite(loss.item()))
-                throw std::runtime_error(
-                    fmt::format("the loss is {} at epoch {} step {}: check the "
-                                "parts marked `yours` with `seqgrad exercises check`",
-                                loss.item(), epoch + 1, steps + 1));
-            loss.backward();
-            if (config.train.clip_norm > 0) {
-                if (parts.adam)
-                    table.clip_grad_norm(params, config.train.clip_norm);
-                else
-                    clip_grad_norm(params, config.train.clip_norm);
-            }
-            optimizer->step();
-            total += loss.item(), ++steps;
-        }
-        double seconds =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        fmt::print("epoch {}: mean loss {:.4f} over {} steps ({:.0f} s)\n", epoch + 1,
-                   total / double(std::max<int64_t>(steps, 1)), steps, seconds);
+        const double mean_loss = train_epoch(model, *optimizer, batcher, epoch,
+                                             config.train.clip_norm, table, parts, steps);
+        fmt::print("epoch {}: mean loss {:.4f} over {} steps ({:.0f} s)\n", epoch + 1, mean_loss,
+                   steps, seconds());
         std::fflush(stdout);
     }
     model.eval();
     double em = exact_match(model, task, test, config.decode.max_length);
-    double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     fmt::print("exact match on the {} test dates: {:.2f}% ({:.0f} s in all){}\n", test.size(), em,
-               seconds,
+               seconds(),
                em >= 99 ? "" : "  (below 99%: `seqgrad exercises check` the parts marked yours)");
     return em >= 99 ? 0 : 1;
 }

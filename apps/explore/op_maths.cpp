@@ -48,13 +48,9 @@ const std::vector<OpMathsBlock> rnn_cell = {{"autograd/fused_rnn.h",
           "  dh    += (1 − m) g  +  da W_hh   (the last term: one gemm)\n"
           "  dW_hh += daᵀ h                   (one gemm)\n"
           "  db_hh += Σ_b da"}};
-// clang-format on
 
-}  // namespace
-
-const std::vector<OpMaths>& op_maths_table() {
-    static const std::vector<OpMaths> table = {
-        // clang-format off
+// Every op's entry: the table below is data, not a function.
+const std::vector<OpMaths> kOpMathsTable = {
     {"add", {{"autograd/ops_elementwise.cpp",
           "c = a + b;  da += dc,  db += dc"}}},
     {"sub", {{"autograd/ops_elementwise.cpp",
@@ -155,9 +151,13 @@ const std::vector<OpMaths>& op_maths_table() {
     {"lstm_cell_step", lstm_cell},
     {"rnn_cell", rnn_cell},
     {"rnn_cell_step", rnn_cell},
-        // clang-format on
-    };
-    return table;
+};
+// clang-format on
+
+}  // namespace
+
+const std::vector<OpMaths>& op_maths_table() {
+    return kOpMathsTable;
 }
 
 const OpMaths* find_op_maths(const std::string& op) {

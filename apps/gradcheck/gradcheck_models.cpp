@@ -31,6 +31,40 @@ struct ModelCase {
     double coverage_loss = 0;  // λ > 0: the model runs in training mode, where the loss adds it
 };
 
+// Appends the case "Seq2Seq <name>": the defaults, changed by `edit`.
+template <class Edit>
+void add_case(std::vector<ModelCase>& cases, const std::string& name, Edit&& edit) {
+    ModelCase c;
+    c.name = "Seq2Seq " + name;
+    edit(c);
+    cases.push_back(c);
+}
+
+// The LSTM and Elman cells, each in the shapes that reach every part of a cell's state.
+void add_cell_cases(std::vector<ModelCase>& cases) {
+    auto add = [&](const std::string& name, auto&& edit) { add_case(cases, name, edit); };
+    for (const std::string cell : {"lstm", "rnn"}) {
+        add(cell + " bahdanau", [&](ModelCase& c) { c.cell = cell; });
+        add(cell + " luong_general with input feeding", [&](ModelCase& c) {
+            c.cell = cell;
+            c.attention = "luong_general";
+            c.input_feeding = true;
+        });
+        add(cell + " none", [&](ModelCase& c) {
+            c.cell = cell;
+            c.attention = "none";
+        });
+        // (h, c) through both bridges, a stacked decoder, the deep output
+        add(cell + " bahdanau, bidirectional encoder, 2 decoder layers, deep output",
+            [&](ModelCase& c) {
+                c.cell = cell;
+                c.bidirectional = true;
+                c.decoder_layers = 2;
+                c.output_layer = "deep";
+            });
+    }
+}
+
 std::vector<ModelCase> model_cases() {
     std::vector<ModelCase> cases;
     for (const char* attention :
@@ -40,12 +74,7 @@ std::vector<ModelCase> model_cases() {
         c.attention = attention;
         cases.push_back(c);
     }
-    auto add = [&](const std::string& name, auto&& edit) {
-        ModelCase c;
-        c.name = "Seq2Seq " + name;
-        edit(c);
-        cases.push_back(c);
-    };
+    auto add = [&](const std::string& name, auto&& edit) { add_case(cases, name, edit); };
     add("bahdanau, bidirectional 2-layer encoder, label smoothing 0.1", [](ModelCase& c) {
         c.bidirectional = true;
         c.encoder_layers = 2;
@@ -89,26 +118,7 @@ std::vector<ModelCase> model_cases() {
         c.coverage = "learned";
         c.coverage_loss = 1;
     });
-    for (const std::string cell : {"lstm", "rnn"}) {
-        add(cell + " bahdanau", [&](ModelCase& c) { c.cell = cell; });
-        add(cell + " luong_general with input feeding", [&](ModelCase& c) {
-            c.cell = cell;
-            c.attention = "luong_general";
-            c.input_feeding = true;
-        });
-        add(cell + " none", [&](ModelCase& c) {
-            c.cell = cell;
-            c.attention = "none";
-        });
-        // (h, c) through both bridges, a stacked decoder, the deep output
-        add(cell + " bahdanau, bidirectional encoder, 2 decoder layers, deep output",
-            [&](ModelCase& c) {
-                c.cell = cell;
-                c.bidirectional = true;
-                c.decoder_layers = 2;
-                c.output_layer = "deep";
-            });
-    }
+    add_cell_cases(cases);
     return cases;
 }
 

@@ -138,7 +138,8 @@ void add_recurrent_ops(Registry& r) {
         });
 }
 
-void add_recurrent_layers(Registry& r) {
+// Each cell, fused and composed: two steps, the second with a step mask.
+void add_recurrent_cells(Registry& r) {
     for (CellType type : {CellType::gru, CellType::lstm, CellType::rnn})
         for (bool fused : {true, false})
             r.add("layer",
@@ -164,6 +165,10 @@ void add_recurrent_layers(Registry& r) {
                                           *cell),
                           o);
                   });
+}
+
+void add_recurrent_layers(Registry& r) {
+    add_recurrent_cells(r);
     struct LayerCase {
         const char* name;
         int layers;

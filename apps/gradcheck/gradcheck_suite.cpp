@@ -45,7 +45,7 @@ Tensor random_away_from_zero(const Shape& shape, uint64_t seed, double lo, doubl
 
 // ---- ops -------------------------------------------------------------------------------------
 
-void add_elementwise_ops(Registry& r) {
+void add_binary_ops(Registry& r) {
     // Binary ops, with b broadcast (NumPy rules) in three ways: a bias row [4], a column [2,3,1]
     // and a middle [3,1]. The divisor stays in [0.5, 2], far from 0.
     struct Binary {
@@ -84,7 +84,9 @@ void add_elementwise_ops(Registry& r) {
         [] {
             return Inputs{random({3, 4}, 5)};
         });
+}
 
+void add_unary_ops(Registry& r) {
     // Unary ops. relu and clamp get inputs at least 0.05 away from their kinks.
     r.add(
         "op", "tanh", [](const Inputs& x) { return tanh(x[0]); },
@@ -120,6 +122,11 @@ void add_elementwise_ops(Registry& r) {
                 x.data()[i] += x.data()[i] > 0 ? real(0.5) : real(-0.5);
             return Inputs{x};
         });
+}
+
+void add_elementwise_ops(Registry& r) {
+    add_binary_ops(r);
+    add_unary_ops(r);
 }
 
 void add_matmul_ops(Registry& r) {

@@ -27,28 +27,9 @@ TransformerLayerOptions tiny_layer(bool norm_first) {
     return o;
 }
 
-void add_transformer_ops(Registry& r) {
-    r.add(
-        "op", "layer_norm", [](const Inputs& x) { return layer_norm(x[0], x[1], x[2]); },
-        [] {
-            return Inputs{random({2, 3, 5}, 901, -2, 2), random({5}, 902, 0.5, 1.5),
-                          random({5}, 903)};
-        });
-    r.add(
-        "op", "gelu", [](const Inputs& x) { return gelu(x[0]); },
-        [] {
-            return Inputs{random({3, 4}, 904, -3, 3)};
-        });
-    r.add(
-        "op", "sqrt", [](const Inputs& x) { return sqrt(x[0]); },
-        [] {
-            return Inputs{random({3, 4}, 905, 0.5, 2)};
-        });
-    r.add(
-        "op", "transpose (dims 1, 2)", [](const Inputs& x) { return transpose(x[0], 1, 2); },
-        [] {
-            return Inputs{random({2, 3, 4, 2}, 906)};
-        });
+// scaled_dot_product_attention with every kind of mask: key padding, causal, a fully masked
+// row, packed sentences.
+void add_attention_ops(Registry& r) {
     const Tensor padding = mask_tensor({2, 4}, {0, 0, 0, 1, 0, 0, 1, 1});
     const Tensor everything_padded = mask_tensor({2, 4}, {0, 1, 0, 0, 1, 1, 1, 1});
     auto qkv = [] {
@@ -96,6 +77,31 @@ void add_transformer_ops(Registry& r) {
             return Inputs{random({1, 2, 4, 3}, 924), random({1, 2, 4, 3}, 925),
                           random({1, 2, 4, 2}, 926)};
         });
+}
+
+void add_transformer_ops(Registry& r) {
+    r.add(
+        "op", "layer_norm", [](const Inputs& x) { return layer_norm(x[0], x[1], x[2]); },
+        [] {
+            return Inputs{random({2, 3, 5}, 901, -2, 2), random({5}, 902, 0.5, 1.5),
+                          random({5}, 903)};
+        });
+    r.add(
+        "op", "gelu", [](const Inputs& x) { return gelu(x[0]); },
+        [] {
+            return Inputs{random({3, 4}, 904, -3, 3)};
+        });
+    r.add(
+        "op", "sqrt", [](const Inputs& x) { return sqrt(x[0]); },
+        [] {
+            return Inputs{random({3, 4}, 905, 0.5, 2)};
+        });
+    r.add(
+        "op", "transpose (dims 1, 2)", [](const Inputs& x) { return transpose(x[0], 1, 2); },
+        [] {
+            return Inputs{random({2, 3, 4, 2}, 906)};
+        });
+    add_attention_ops(r);
 }
 
 void add_transformer_layers(Registry& r) {

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <tuple>
+#include <utility>
 
 #include "seqgrad/autograd/kernels/gemm.h"
 #include "seqgrad/autograd/kernels/kernels.h"
@@ -11,6 +13,50 @@
 #include "seqgrad/data/vocab.h"
 
 namespace seqgrad {
+namespace {
+
+// The rows of `sorted` (sorted by decreasing target length) dealt to `shards` shards: each row
+// to the shard with the least work so far, so the longest are placed first and each shard stays
+// sorted. The work of a row is counted in FLOPs of a model with E = H = A = 256 and a target
+// vocabulary of 6000, forward and backward: ~2.4 M per source token (the encoder step) and
+// ~13 M per target token (output projection 9.2 M, decoder GRU 3.5 M, attention), so cost =
+// source + 5 target tokens. Dealing rows k, k + n, ... instead gave shard 0 the longer row of
+// every pair and left the other thread waiting ~5% of the step.
+std::vector<std::vector<size_t>> deal_rows(const Batch& sorted, int shards) {
+    std::vector<std::vector<size_t>> rows(static_cast<size_t>(shards));
+    std::vector<int64_t> work(static_cast<size_t>(shards), 0);
+    for (int r = 0; r < sorted.batch_size; ++r) {
+        const size_t k = size_t(std::min_element(work.begin(), work.end()) - work.begin());
+        rows[k].push_back(size_t(r));
+        work[k] += sorted.src_lengths[size_t(r)] + 5 * int64_t(sorted.tgt_lengths[size_t(r)]);
+    }
+    return rows;
+}
+
+// Σ over the ranks, rank 0 first, of the gradients and the loss's parts, in place; returns the
+// seconds spent waiting for the slowest rank (the barrier) and transferring.
+std::pair<double, double> sum_over_ranks(const TranslationModel& model, Communicator& communicator,
+                                         LossOutput& total, double& loss) {
+    using clock = std::chrono::steady_clock;
+    auto seconds_since = [](clock::time_point t) {
+        return std::chrono::duration<double>(clock::now() - t).count();
+    };
+    // The barrier separates the wait for the slowest rank from the transfer itself.
+    auto start = clock::now();
+    communicator.barrier();
+    const double wait = seconds_since(start);
+    start = clock::now();
+    for (Tensor p : model.parameters())  // in place, one parameter at a time
+        communicator.sum(p.mutable_grad_data(), size_t(p.numel()));
+    int64_t counts[2] = {total.num_tokens, total.num_correct};
+    communicator.sum(counts, 2);
+    communicator.sum(&loss, 1);
+    total.num_tokens = counts[0];
+    total.num_correct = counts[1];
+    return {wait, seconds_since(start)};
+}
+
+}  // namespace
 
 DataParallel::DataParallel(int threads)
     : shards_(std::make_unique<kernels::ParallelGradients>()), threads_(threads) {
@@ -34,20 +80,7 @@ LossOutput DataParallel::forward_backward(const TranslationModel& model, const B
     const int rank = communicator ? communicator->rank() : 0;
     const Batch sorted = is_sorted_by_target_length(batch) ? batch : sort_by_target_length(batch);
     const int shards = std::max(1, std::min(threads_ * ranks, sorted.batch_size));
-    // Each row goes to the shard with the least work so far (rows in order of decreasing target
-    // length, so the longest are placed first and each shard stays sorted). The work of a row
-    // is counted in FLOPs of a model with E = H = A = 256 and a target vocabulary of 6000, forward
-    // and backward: ~2.4 M per source token (the encoder step) and ~13 M per target token (output
-    // projection 9.2 M, decoder GRU 3.5 M, attention), so cost = source + 5 target tokens.
-    // Dealing rows k, k + n, ... instead gave shard 0 the longer row of every pair and left
-    // the other thread waiting ~5% of the step.
-    std::vector<std::vector<size_t>> rows(static_cast<size_t>(shards));
-    std::vector<int64_t> work(static_cast<size_t>(shards), 0);
-    for (int r = 0; r < sorted.batch_size; ++r) {
-        const size_t k = size_t(std::min_element(work.begin(), work.end()) - work.begin());
-        rows[k].push_back(size_t(r));
-        work[k] += sorted.src_lengths[size_t(r)] + 5 * int64_t(sorted.tgt_lengths[size_t(r)]);
-    }
+    const std::vector<std::vector<size_t>> rows = deal_rows(sorted, shards);
     // This rank's shards: [first, last) (empty when the batch has fewer rows than shards).
     const int first = std::min(rank * threads_, shards);
     const int last = std::min(first + threads_, shards);
@@ -81,25 +114,9 @@ LossOutput DataParallel::forward_backward(const TranslationModel& model, const B
         loss += losses[size_t(k)] * double(r.num_tokens);
     }
     communication_seconds_ = wait_seconds_ = 0;
-    if (ranks > 1) {  // Σ over ranks, rank 0 first, of the gradients and the loss's parts
-        using clock = std::chrono::steady_clock;
-        auto seconds_since = [](clock::time_point t) {
-            return std::chrono::duration<double>(clock::now() - t).count();
-        };
-        // The barrier separates the wait for the slowest rank from the transfer itself.
-        auto start = clock::now();
-        communicator->barrier();
-        wait_seconds_ = seconds_since(start);
-        start = clock::now();
-        for (Tensor p : model.parameters())  // in place, one parameter at a time
-            communicator->sum(p.mutable_grad_data(), size_t(p.numel()));
-        int64_t counts[2] = {total.num_tokens, total.num_correct};
-        communicator->sum(counts, 2);
-        communicator->sum(&loss, 1);
-        total.num_tokens = counts[0];
-        total.num_correct = counts[1];
-        communication_seconds_ = seconds_since(start);
-    }
+    if (ranks > 1)
+        std::tie(wait_seconds_, communication_seconds_) =
+            sum_over_ranks(model, *communicator, total, loss);
     total.loss = Tensor::scalar(real(loss / double(std::max<int64_t>(total.num_tokens, 1))));
     return total;
 }
