@@ -8,7 +8,7 @@
 #include <fstream>
 #include <string>
 
-#include "seqgrad/models/training/checkpoint.h"
+#include "seqgrad/models/formats/checkpoint.h"
 #include "seqgrad/models/training/trainer.h"
 #include "temp_dir.h"
 

@@ -34,7 +34,7 @@
 #include "apps/studies/saliency.h"
 #include "seqgrad/data/accuracy.h"
 #include "seqgrad/models/run/run.h"
-#include "seqgrad/models/training/checkpoint.h"
+#include "seqgrad/models/formats/checkpoint.h"
 #include "seqgrad/models/training/train_step.h"
 #include "seqgrad/optim/adam.h"
 

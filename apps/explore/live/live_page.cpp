@@ -12,7 +12,7 @@
 
 #include "apps/explore/explore_html.h"
 #include "seqgrad/autograd/tensor.h"
-#include "seqgrad/models/training/checkpoint.h"
+#include "seqgrad/models/formats/checkpoint.h"
 
 namespace seqgrad {
 namespace {
