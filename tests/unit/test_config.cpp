@@ -152,6 +152,8 @@ TEST_CASE("config: train.best_metric") {
                          doctest::Contains("train.best_metric: expected one of \"loss\", \"bleu\", "
                                            "\"chrf\""),
                          Error);
+}
+
 // The README's configuration table (its first column: the keys; its second: their defaults, one
 // per key) against the tables the keys are declared in (Config::keys, models/formats/
 // config_fields.h).
