@@ -21,7 +21,8 @@ namespace {
 // write(name, contents): one file of the output folder
 using Write = std::function<void(const std::string&, const std::string&)>;
 
-std::string number(double x) {
+// a CSV cell: 6 significant digits, empty for NaN and infinity
+std::string csv_number(double x) {
     return std::isfinite(x) ? fmt::format("{:.6g}", x) : "";
 }
 
@@ -48,8 +49,8 @@ void write_curve_tables(const GradflowReport& report, const Write& write) {
     for (const FlowCurve& c : report.curves)
         for (size_t t = 0; t < c.hidden.size(); ++t)
             rows.push_back({c.model, c.stage, std::to_string(c.length), std::to_string(t + 1),
-                            number(c.hidden[t]), number(c.embedding[t]), number(c.direct[t]),
-                            number(c.recurrent[t])});
+                            csv_number(c.hidden[t]), csv_number(c.embedding[t]),
+                            csv_number(c.direct[t]), csv_number(c.recurrent[t])});
     write("gradflow.csv",
           plot::to_csv({"model", "stage", "L", "t", "grad_norm_hidden", "grad_norm_embedding",
                         "grad_norm_direct", "grad_norm_recurrent"},
@@ -57,12 +58,13 @@ void write_curve_tables(const GradflowReport& report, const Write& write) {
     rows.clear();
     for (const FlowCurve& c : report.curves) {
         const double first = c.hidden.front(), last = c.hidden.back();
-        rows.push_back({c.model, c.stage, std::to_string(c.length), number(first), number(last),
-                        number(first / last), number(c.embedding.front()),
-                        number(c.embedding.back()), number(c.loss), number(c.groups.encoder),
-                        number(c.groups.attention), number(c.groups.decoder),
-                        number(c.groups.output), number(c.groups.total), number(c.saturation),
-                        number(c.entropy), number(c.entropy_ratio)});
+        rows.push_back({c.model, c.stage, std::to_string(c.length), csv_number(first),
+                        csv_number(last), csv_number(first / last), csv_number(c.embedding.front()),
+                        csv_number(c.embedding.back()), csv_number(c.loss),
+                        csv_number(c.groups.encoder), csv_number(c.groups.attention),
+                        csv_number(c.groups.decoder), csv_number(c.groups.output),
+                        csv_number(c.groups.total), csv_number(c.saturation), csv_number(c.entropy),
+                        csv_number(c.entropy_ratio)});
     }
     write("summary.csv", plot::to_csv({"model", "stage", "L", "grad_hidden_t1", "grad_hidden_tL",
                                        "ratio_t1_over_tL", "grad_embedding_t1", "grad_embedding_tL",
@@ -193,7 +195,7 @@ void write_threshold_outputs(const GradflowReport& report, const GradflowOptions
         rows.push_back({r.cell, r.attention, std::to_string(r.length), std::to_string(r.seed),
                         std::to_string(r.hidden_size), std::to_string(r.parameters),
                         std::to_string(r.reached_at), std::to_string(r.steps_run),
-                        number(r.final_loss)});
+                        csv_number(r.final_loss)});
     write("threshold_runs.csv",
           plot::to_csv({"cell", "attention", "T", "seed", "hidden_size", "parameters", "reached_at",
                         "steps_run", "final_window_loss"},
@@ -207,9 +209,9 @@ void write_training_outputs(const GradflowReport& report, const GradflowOptions&
     std::vector<std::vector<std::string>> rows;
     for (const TrainRecord& r : report.training)
         rows.push_back({r.model, std::to_string(r.seed), std::to_string(r.step),
-                        std::to_string(r.length), number(r.loss), number(r.groups.encoder),
-                        number(r.groups.attention), number(r.groups.decoder),
-                        number(r.groups.output), number(r.groups.total)});
+                        std::to_string(r.length), csv_number(r.loss), csv_number(r.groups.encoder),
+                        csv_number(r.groups.attention), csv_number(r.groups.decoder),
+                        csv_number(r.groups.output), csv_number(r.groups.total)});
     write("training.csv",
           plot::to_csv({"model", "seed", "step", "L", "loss", "grad_encoder", "grad_attention",
                         "grad_decoder", "grad_output", "grad_total"},

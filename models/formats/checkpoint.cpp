@@ -13,14 +13,6 @@ namespace {
 constexpr const char* kMetadataKey = "seqgrad";
 constexpr const char* kExtraTensorsKey = "seqgrad.extra_tensors";
 
-// nlohmann's messages start with "[json.exception.parse_error.101] "; the rest is for people.
-std::string without_exception_id(const std::string& message) {
-    size_t end = message.find("] ");
-    return message.rfind("[json.exception", 0) == 0 && end != std::string::npos
-               ? message.substr(end + 2)
-               : message;
-}
-
 // The JSON stored as text under `key` in the file's metadata, or `fallback` when absent.
 nlohmann::json metadata_json(const SafetensorsFile& file, const std::string& key,
                              nlohmann::json fallback) {

@@ -275,14 +275,6 @@ struct Invalid {
     }
 };
 
-// nlohmann's messages start with "[json.exception.parse_error.101] "; the rest is for people.
-std::string without_exception_id(const std::string& message) {
-    size_t end = message.find("] ");
-    return message.rfind("[json.exception", 0) == 0 && end != std::string::npos
-               ? message.substr(end + 2)
-               : message;
-}
-
 // A JSON value for an error message, cut short if it is long (a corrupt header can be big).
 std::string excerpt(const nlohmann::ordered_json& value) {
     std::string text = value.dump();
@@ -452,6 +444,13 @@ SafetensorsFile load_safetensors(const std::string& path) {
         file.tensors.push_back({e.name, e.dtype, value});
     }
     return file;
+}
+
+std::string without_exception_id(const std::string& message) {
+    size_t end = message.find("] ");
+    return message.rfind("[json.exception", 0) == 0 && end != std::string::npos
+               ? message.substr(end + 2)
+               : message;
 }
 
 }  // namespace seqgrad

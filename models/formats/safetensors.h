@@ -35,6 +35,10 @@ const char* dtype_name(Dtype dtype);  // "F32"
 int dtype_size(Dtype dtype);          // bytes per element: 4 for F32
 std::optional<Dtype> dtype_from_name(const std::string& name);
 
+// An nlohmann::json error message without its "[json.exception.parse_error.101] " prefix: the
+// rest is for people.
+std::string without_exception_id(const std::string& message);
+
 // The dtype that holds a `real` exactly: F32 in the float build, F64 in the double build.
 constexpr Dtype kNativeDtype = sizeof(real) == 4 ? Dtype::F32 : Dtype::F64;
 
