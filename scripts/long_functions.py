@@ -7,7 +7,8 @@ usage: scripts/long_functions.py [--limit 60] [--check] [FOLDER ...]
 A function's length is counted from the first line of its signature to its closing brace,
 both included; a lambda counts as part of the function it is written in. Prints one line per
 long function, longest first:  path:line: name: N lines. With --check, exits 1 when a long
-function sits in a file that is not listed in ALLOWED below (ctest runs it so).
+function sits in a file that is not listed in ALLOWED below (ctest runs it so: the test
+unit/function_length).
 
 The reading is lexical, not a compiler's: comments, strings, character literals and raw strings
 are skipped; a block is a function when the text before its `{` (since the last `;`, `{` or `}`)
@@ -28,9 +29,15 @@ ALLOWED = {
     "apps/explore/explore_tape.cpp",
     "apps/cli/cmd_attention.cpp",
     "apps/cli/cmd_saliency.cpp",
+    # over the limit, not yet split
+    "apps/cli/cmd_eval.cpp",  # evaluate_test_set
+    "apps/cli/run_args.cpp",  # fit_sources
+    "apps/cli/cmd_translate.cpp",
+    "apps/exercises/grader.cpp",  # run_in_child
 }
 ALLOWED_FOLDERS = ("apps/studies/",
-                   "apps/exercises/checks_")  # the graders: not yet split
+                   "apps/exercises/checks_",  # the graders: not yet split
+                   "apps/python/")  # the bindings: tables of one .def per bound name
 
 CONTROL = re.compile(r"^\s*(?:\}\s*)?(?:if|for|while|switch|catch|do|else|try|return)\b")
 
