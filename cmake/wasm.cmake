@@ -1,6 +1,8 @@
 # The WebAssembly build (-DSEQGRAD_WASM=ON under emcmake; included by CMakeLists.txt, which stops
-# after it): the same library sources compiled by Debian's emscripten, one thread, the reference
-# kernels plus the WebAssembly SIMD kernels of autograd/kernels/wasm/ (no BLAS exists there).
+# after it): the same library sources compiled by Debian's emscripten, one thread, the kernels of
+# SEQGRAD_KERNELS (fast by default: autograd/kernels/fast/, whose 8-lane vectors -msimd128 turns
+# into pairs of WebAssembly SIMD registers), with the product BLAS would compute done by the SIMD
+# product of autograd/kernels/wasm/ (no BLAS exists there).
 #   emcmake cmake -S . -B build-wasm -DSEQGRAD_WASM=ON && cmake --build build-wasm -j2
 # Targets
 #   seqgrad, seqgrad_f64   the library in float and in double (static, wasm objects)
@@ -15,7 +17,6 @@
 if(NOT EMSCRIPTEN)
   message(FATAL_ERROR "SEQGRAD_WASM needs emscripten's toolchain: emcmake cmake -S . -B build-wasm -DSEQGRAD_WASM=ON")
 endif()
-set(SEQGRAD_FAST_KERNELS 0)
 set(SEQGRAD_WASM_INCLUDE ${PROJECT_BINARY_DIR}/wasm-include)
 file(MAKE_DIRECTORY ${SEQGRAD_WASM_INCLUDE})
 foreach(header_dir nlohmann fmt doctest)
@@ -26,10 +27,15 @@ foreach(header_dir nlohmann fmt doctest)
   file(CREATE_LINK ${${header_dir}_HEADERS}/${header_dir} ${SEQGRAD_WASM_INCLUDE}/${header_dir} SYMBOLIC)
 endforeach()
 
+# the kernels' sources: autograd/kernels/fast/ only in the fast build
+set(SEQGRAD_WASM_KERNEL_DIRS ${PROJECT_SOURCE_DIR}/autograd/kernels/*.cpp
+                             ${PROJECT_SOURCE_DIR}/autograd/kernels/wasm/*.cpp)
+if(SEQGRAD_FAST_KERNELS)
+  list(APPEND SEQGRAD_WASM_KERNEL_DIRS ${PROJECT_SOURCE_DIR}/autograd/kernels/fast/*.cpp)
+endif()
 file(GLOB SEQGRAD_SOURCES CONFIGURE_DEPENDS
   ${PROJECT_SOURCE_DIR}/autograd/*.cpp
-  ${PROJECT_SOURCE_DIR}/autograd/kernels/*.cpp
-  ${PROJECT_SOURCE_DIR}/autograd/kernels/wasm/*.cpp
+  ${SEQGRAD_WASM_KERNEL_DIRS}
   ${PROJECT_SOURCE_DIR}/layers/*.cpp
   ${PROJECT_SOURCE_DIR}/optim/*.cpp
   ${PROJECT_SOURCE_DIR}/models/*/*.cpp
@@ -52,17 +58,19 @@ set(SEQGRAD_WASM_LINK_FLAGS -sALLOW_MEMORY_GROWTH=1 -fwasm-exceptions)
 # a compile here is reading the same headers again.
 file(GLOB SEQGRAD_WASM_F64_SOURCES CONFIGURE_DEPENDS
   ${PROJECT_SOURCE_DIR}/autograd/*.cpp
-  ${PROJECT_SOURCE_DIR}/autograd/kernels/*.cpp
-  ${PROJECT_SOURCE_DIR}/autograd/kernels/wasm/*.cpp
+  ${SEQGRAD_WASM_KERNEL_DIRS}
   ${PROJECT_SOURCE_DIR}/layers/*.cpp
   ${PROJECT_SOURCE_DIR}/optim/*.cpp)
-# (the fused cells' files each define their own helpers of the same names: compiled apart)
-file(GLOB SEQGRAD_WASM_OWN_UNIT CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/autograd/ops_fused_*.cpp)
+# (the fused cells' files each define their own helpers of the same names: compiled apart; so
+# are the fast kernels' few files, which keeps the other batches as in the reference build)
+file(GLOB SEQGRAD_WASM_OWN_UNIT CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/autograd/ops_fused_*.cpp
+     ${PROJECT_SOURCE_DIR}/autograd/kernels/fast/*.cpp)
 set_source_files_properties(${SEQGRAD_WASM_OWN_UNIT} PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
 function(seqgrad_wasm_library name real)
   add_library(${name} STATIC ${ARGN})
   set_target_properties(${name} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 12)
-  target_compile_definitions(${name} PUBLIC SEQGRAD_REAL=${real} SEQGRAD_FAST_KERNELS=0
+  target_compile_definitions(${name} PUBLIC SEQGRAD_REAL=${real}
+                                            SEQGRAD_FAST_KERNELS=${SEQGRAD_FAST_KERNELS}
                                             SEQGRAD_WASM=1 FMT_HEADER_ONLY=1)
   # -Wno-unused-private-field: clang's warning for members only some builds read (GCC has none)
   target_compile_options(${name} PUBLIC ${SEQGRAD_WASM_FLAGS} -Wno-unused-private-field
@@ -80,9 +88,9 @@ if(EXISTS ${PROJECT_SOURCE_DIR}/apps/explore/live/live.cmake)
   include(${PROJECT_SOURCE_DIR}/apps/explore/live/live.cmake)
 endif()
 
-# Tests under node: the
-# gradient checks of the ops, the GRU cell and layer, and attention in double, and the WebAssembly
-# product against its reference in float.
+# Tests under node: the gradient checks of the ops, the GRU cell and layer, and attention in
+# double, the WebAssembly product against its reference in float, and the fast kernels against
+# theirs.
 if(SEQGRAD_BUILD_TESTS)
   enable_testing()
   # node itself, not emcmake's emulator line (whose --experimental-wasm-threads newer node
@@ -91,21 +99,32 @@ if(SEQGRAD_BUILD_TESTS)
   add_library(wasm_doctest_main OBJECT ${PROJECT_SOURCE_DIR}/tests/doctest_main.cpp)
   target_include_directories(wasm_doctest_main PRIVATE ${SEQGRAD_WASM_INCLUDE})
   target_compile_options(wasm_doctest_main PRIVATE ${SEQGRAD_WASM_FLAGS})
-  # source (under tests/) and the library it links: the checks in double, the kernels in float
-  foreach(test unit/test_autograd_ops:seqgrad_f64 unit/test_gru:seqgrad_f64
-               unit/test_attention:seqgrad_f64 wasm/test_wasm_kernels:seqgrad)
+  # name, the library it links and its sources (under tests/, "+" between them): the checks in
+  # double, the SIMD product in float; the fast kernels against their references (both
+  # precisions, one program), but for the case that needs a second thread
+  set(SEQGRAD_WASM_TESTS test_autograd_ops:seqgrad_f64:unit/test_autograd_ops
+      test_gru:seqgrad_f64:unit/test_gru test_attention:seqgrad_f64:unit/test_attention
+      test_wasm_kernels:seqgrad:wasm/test_wasm_kernels)
+  if(SEQGRAD_FAST_KERNELS)
+    list(APPEND SEQGRAD_WASM_TESTS test_fast:seqgrad_f64:unit/test_fast_kernels+unit/test_fast_gemm)
+  endif()
+  foreach(test ${SEQGRAD_WASM_TESTS})
     string(REPLACE ":" ";" parts ${test})
-    list(GET parts 0 source)
+    list(GET parts 0 stem)
     list(GET parts 1 lib)
-    get_filename_component(stem ${source} NAME)
-    add_executable(wasm_${stem} ${PROJECT_SOURCE_DIR}/tests/${source}.cpp $<TARGET_OBJECTS:wasm_doctest_main>)
+    list(GET parts 2 sources)
+    string(REPLACE "+" ";" sources ${sources})
+    list(TRANSFORM sources PREPEND ${PROJECT_SOURCE_DIR}/tests/)
+    list(TRANSFORM sources APPEND .cpp)
+    add_executable(wasm_${stem} ${sources} $<TARGET_OBJECTS:wasm_doctest_main>)
     target_include_directories(wasm_${stem} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
     target_compile_options(wasm_${stem} PRIVATE -Wall -Wextra)
     target_compile_definitions(wasm_${stem} PRIVATE SEQGRAD_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
     target_link_libraries(wasm_${stem} PRIVATE ${lib})
     # one file (the module in base64 inside the JavaScript), the real file system of node
     target_link_options(wasm_${stem} PRIVATE -sNODERAWFS=1 -sSINGLE_FILE=1)
-    add_test(NAME wasm/${stem} COMMAND ${SEQGRAD_NODE} $<TARGET_FILE:wasm_${stem}>)
+    add_test(NAME wasm/${stem} COMMAND ${SEQGRAD_NODE} $<TARGET_FILE:wasm_${stem}>
+                                       "--test-case-exclude=*over threads*")
     set_tests_properties(wasm/${stem} PROPERTIES LABELS wasm)
   endforeach()
 endif()

@@ -137,7 +137,8 @@ TEST_CASE("gemm: the fast product equals the reference one for every transpose, 
 
 TEST_CASE("products by a weight: fast (packed, on a shared_over_steps view) equals reference") {
     for (int64_t rows : {1, 3, 16, 40})  // packed below 16 rows, BLAS above
-        for (auto [N, K] : {std::pair<int64_t, int64_t>{48, 20}, {13, 37}}) {
+        for (const auto& shape : {std::pair<int64_t, int64_t>{48, 20}, {13, 37}}) {
+            const int64_t N = shape.first, K = shape.second;  // (clang: no binding in INFO)
             INFO("rows=" << rows << " N=" << N << " K=" << K);
             Tensor w = random_tensor({N, K}, 11);
             Tensor view = fast::shared_over_steps(w);

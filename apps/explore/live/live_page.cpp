@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include <cstdio>
 #include <unistd.h>
+#include <cstdio>
 
 #include <cstdlib>
 #include <filesystem>
@@ -37,7 +37,8 @@ std::string base64(const std::string& bytes) {
     std::string out;
     out.reserve((bytes.size() + 2) / 3 * 4);
     for (size_t i = 0; i < bytes.size(); i += 3) {
-        const uint32_t b0 = uint8_t(bytes[i]), b1 = i + 1 < bytes.size() ? uint8_t(bytes[i + 1]) : 0,
+        const uint32_t b0 = uint8_t(bytes[i]),
+                       b1 = i + 1 < bytes.size() ? uint8_t(bytes[i + 1]) : 0,
                        b2 = i + 2 < bytes.size() ? uint8_t(bytes[i + 2]) : 0;
         const uint32_t v = b0 << 16 | b1 << 8 | b2;
         out += digits[v >> 18 & 63];
@@ -52,7 +53,8 @@ std::string replace_once(const std::string& text, const std::string& what, const
                          const char* where) {
     const size_t at = text.find(what);
     if (at == std::string::npos)
-        throw Error(fmt::format("explore --live: the page template lacks {} (apps/explore/explore_page.html)", where));
+        throw Error(fmt::format(
+            "explore --live: the page template lacks {} (apps/explore/explore_page.html)", where));
     return text.substr(0, at) + with + text.substr(at + what.size());
 }
 
@@ -66,7 +68,8 @@ std::string default_live_module_dir() {
 LiveBundle live_bundle(const std::string& module_dir, const LoadedRun& run,
                        const std::string& run_dir) {
     LiveBundle b;
-    const std::string js = module_dir + "/seqgrad_live.js", wasm = module_dir + "/seqgrad_live.wasm";
+    const std::string js = module_dir + "/seqgrad_live.js",
+                      wasm = module_dir + "/seqgrad_live.wasm";
     if (!fs::exists(js) || !fs::exists(wasm))
         throw Error(fmt::format(
             "explore --live: no WebAssembly engine in {} (seqgrad_live.js and seqgrad_live.wasm). "
@@ -75,15 +78,17 @@ LiveBundle live_bundle(const std::string& module_dir, const LoadedRun& run,
             "--target seqgrad_live\n"
             "then give --live-module build-wasm (or set SEQGRAD_LIVE_MODULE)",
             module_dir));
-    b.glue_js = read_bytes(js);
-    b.wasm = read_bytes(wasm);
+    // the gzip copies the build writes beside them (apps/explore/live/live.cmake), when there
+    b.gzip = fs::exists(js + ".gz") && fs::exists(wasm + ".gz");
+    b.glue_js = read_bytes(b.gzip ? js + ".gz" : js);
+    b.wasm = read_bytes(b.gzip ? wasm + ".gz" : wasm);
     for (const char* name : {"config.json", "vocab.source.json", "vocab.target.json", "bpe.codes",
                              "bpe.source.codes", "bpe.target.codes"})
         if (fs::exists(run_dir + "/" + name)) b.files[name] = read_bytes(run_dir + "/" + name);
     // the weights alone (a checkpoint also holds Adam's moments: three times the size)
     const SafetensorsFile original = load_checkpoint(run.checkpoint_path);
-    const fs::path weights = fs::temp_directory_path() /
-                             fmt::format("seqgrad_live_{}.safetensors", ::getpid());
+    const fs::path weights =
+        fs::temp_directory_path() / fmt::format("seqgrad_live_{}.safetensors", ::getpid());
     nlohmann::json metadata = checkpoint_metadata(original);
     if (!metadata.is_object()) metadata = nlohmann::json::object();
     save_checkpoint(weights.string(), *run.model, {}, metadata);
@@ -102,6 +107,7 @@ std::string explore_live_page(const nlohmann::json& data, const std::string& tit
                         "its Content-Security-Policy");
     nlohmann::json live = {{"glue", base64(bundle.glue_js)},
                            {"wasm", base64(bundle.wasm)},
+                           {"gzip", bundle.gzip},
                            {"train_config", bundle.train_config},
                            {"max_source_chars", 1000}};
     nlohmann::json files = nlohmann::json::object();

@@ -3,6 +3,8 @@
 //   glue         the engine's JavaScript (build-wasm/seqgrad_live.js), base64
 //   wasm         the engine's module (build-wasm/seqgrad_live.wasm), base64, instantiated from
 //                these bytes in a Web Worker
+//   gzip         true when glue and wasm are the build's gzip copies (seqgrad_live.*.gz: a
+//                third of the size), which the page unpacks with the browser's DecompressionStream
 //   files        the run as the engine loads it (config.json, vocabularies or BPE codes,
 //                best.safetensors with the parameters only), base64 by file name
 //   train_config the run's config when it is a date run (the Train view trains it), else null
@@ -19,16 +21,18 @@
 namespace seqgrad {
 
 struct LiveBundle {
-    std::string glue_js, wasm;                  // the engine (bytes)
+    std::string glue_js, wasm;  // the engine (bytes, gzipped when `gzip`)
+    bool gzip = false;
     std::map<std::string, std::string> files;  // the run's files (bytes) by name
-    nlohmann::json train_config;                // null unless a date run
+    nlohmann::json train_config;               // null unless a date run
 };
 
 // Where the engine is looked for when --live-module is not given: $SEQGRAD_LIVE_MODULE, else the
 // build-wasm folder beside the sources the command was built from.
 std::string default_live_module_dir();
 
-// Reads the engine from `module_dir` (seqgrad_live.js and seqgrad_live.wasm) and the run's files.
+// Reads the engine from `module_dir` (seqgrad_live.js and seqgrad_live.wasm, or their .gz copies
+// when both are there) and the run's files.
 // A missing engine is an Error saying how to build it.
 LiveBundle live_bundle(const std::string& module_dir, const LoadedRun& run,
                        const std::string& run_dir);

@@ -1,6 +1,7 @@
 // The fast product (autograd/kernels/fast/gemm.h): x Wᵀ of a few rows goes to the small-M kernel of
 // autograd/kernels/fast/gemm_kernels.h (split by output column over seqgrad's threads), everything
-// else to the reference product (one BLAS call); and the products on weights packed once.
+// else to the reference product (one BLAS call; in the WebAssembly build, which has no BLAS, the
+// SIMD product of autograd/kernels/wasm/gemm.h); and the products on weights packed once.
 #include "seqgrad/autograd/kernels/fast/gemm.h"
 
 #include <algorithm>
@@ -14,6 +15,9 @@
 #include "seqgrad/autograd/kernels/gemm.h"
 #include "seqgrad/autograd/kernels/parallel.h"
 #include "seqgrad/autograd/kernels/switches.h"
+#if SEQGRAD_WASM
+#include "seqgrad/autograd/kernels/wasm/gemm.h"
+#endif
 
 namespace seqgrad {
 namespace {
@@ -124,7 +128,11 @@ void kernels::fast::gemm(bool transpose_a, bool transpose_b, int64_t M, int64_t 
     if (!transpose_a && transpose_b && M <= kSmallM && K > 0 && switches().small_m)
         small_m_product(M, N, K, alpha, A, B, beta, C);
     else
+#if SEQGRAD_WASM
+        wasm::gemm(transpose_a, transpose_b, M, N, K, alpha, A, B, beta, C);
+#else
         reference::gemm(transpose_a, transpose_b, M, N, K, alpha, A, B, beta, C);
+#endif
     if (profile) {
         auto& e = profile->entries[{transpose_a, transpose_b, M, N, K}];
         e.calls++;

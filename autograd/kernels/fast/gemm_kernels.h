@@ -1,5 +1,5 @@
-// Small-M matrix products C = alpha A Bᵀ + beta C (internal to autograd/kernels/fast/gemm.cpp; the unit
-// tests include it to check both precisions).
+// Small-M matrix products C = alpha A Bᵀ + beta C (internal to autograd/kernels/fast/gemm.cpp; the
+// unit tests include it to check both precisions).
 //
 // Why this exists. A decoder step multiplies a handful of rows — M = 1 for greedy decoding of
 // one sentence, M = 5 for beam 5 — by weight matrices stored [out, in] (PyTorch's Linear and
@@ -91,6 +91,9 @@ inline typename Vec<T>::type load(const T* p) {
     return v;
 }
 
+// The shuffles are __builtin_shufflevector (GCC >= 12 and clang alike: the WebAssembly build
+// compiles these kernels with emscripten's clang, 256-bit vectors becoming pairs of 128-bit ones).
+
 // Σ of the lanes, as a tree: (l0 + l4) + (l2 + l6) + ... — the order only affects rounding.
 inline float lane_sum(Vec<float>::type v) {
     using f32x4 = float __attribute__((vector_size(16)));
@@ -122,12 +125,13 @@ struct Vec4<double> {
 inline Vec4<float>::type lane_sums(Vec<float>::type v0, Vec<float>::type v1, Vec<float>::type v2,
                                    Vec<float>::type v3) {
     using V = Vec<float>::type;
-    using I = int32_t __attribute__((vector_size(32)));
-    const I even{0, 2, 8, 10, 4, 6, 12, 14}, odd{1, 3, 9, 11, 5, 7, 13, 15};
-    const V p01 = __builtin_shuffle(v0, v1, even) + __builtin_shuffle(v0, v1, odd);
-    const V p23 = __builtin_shuffle(v2, v3, even) + __builtin_shuffle(v2, v3, odd);
+    // lanes (0 2 | 8 10 | 4 6 | 12 14) and (1 3 | 9 11 | 5 7 | 13 15) of [a b]
+    auto even = [](V a, V b) { return __builtin_shufflevector(a, b, 0, 2, 8, 10, 4, 6, 12, 14); };
+    auto odd = [](V a, V b) { return __builtin_shufflevector(a, b, 1, 3, 9, 11, 5, 7, 13, 15); };
+    const V p01 = even(v0, v1) + odd(v0, v1);
+    const V p23 = even(v2, v3) + odd(v2, v3);
     // p01 = [v0 01, v0 23, v1 01, v1 23 | v0 45, v0 67, v1 45, v1 67], p23 likewise
-    const V q = __builtin_shuffle(p01, p23, even) + __builtin_shuffle(p01, p23, odd);
+    const V q = even(p01, p23) + odd(p01, p23);
     // q = [v0 0-3, v1 0-3, v2 0-3, v3 0-3 | v0 4-7, v1 4-7, v2 4-7, v3 4-7]
     Vec4<float>::type low, high;
     std::memcpy(&low, &q, sizeof low);
@@ -137,12 +141,13 @@ inline Vec4<float>::type lane_sums(Vec<float>::type v0, Vec<float>::type v1, Vec
 inline Vec4<double>::type lane_sums(Vec<double>::type v0, Vec<double>::type v1,
                                     Vec<double>::type v2, Vec<double>::type v3) {
     using V = Vec<double>::type;
-    using I = int64_t __attribute__((vector_size(32)));
-    const I even{0, 4, 2, 6}, odd{1, 5, 3, 7}, low{0, 1, 4, 5}, high{2, 3, 6, 7};
-    const V p01 = __builtin_shuffle(v0, v1, even) + __builtin_shuffle(v0, v1, odd);
-    const V p23 = __builtin_shuffle(v2, v3, even) + __builtin_shuffle(v2, v3, odd);
+    auto even = [](V a, V b) { return __builtin_shufflevector(a, b, 0, 4, 2, 6); };
+    auto odd = [](V a, V b) { return __builtin_shufflevector(a, b, 1, 5, 3, 7); };
+    const V p01 = even(v0, v1) + odd(v0, v1);
+    const V p23 = even(v2, v3) + odd(v2, v3);
     // p01 = [v0 01, v1 01, v0 23, v1 23], p23 likewise
-    return __builtin_shuffle(p01, p23, low) + __builtin_shuffle(p01, p23, high);
+    return __builtin_shufflevector(p01, p23, 0, 1, 4, 5) +
+           __builtin_shufflevector(p01, p23, 2, 3, 6, 7);
 }
 
 // C[0:MR, 0:NR] = alpha A[0:MR, :] · B[0:NR, :]ᵀ + beta C[0:MR, 0:NR], one register block.
@@ -341,25 +346,39 @@ void pack_strided(const T* W, int64_t outputs, int64_t depth, int64_t output_str
 // rounds of two-input shuffles (unpack pairs, then pairs of pairs, then 128-bit halves).
 inline void transpose_8x8(const Vec<float>::type rows[8], Vec<float>::type columns[8]) {
     using V = Vec<float>::type;
-    using I = int32_t __attribute__((vector_size(32)));
-    const I unpack_lo{0, 8, 1, 9, 4, 12, 5, 13}, unpack_hi{2, 10, 3, 11, 6, 14, 7, 15};
-    const I pairs_lo{0, 1, 8, 9, 4, 5, 12, 13}, pairs_hi{2, 3, 10, 11, 6, 7, 14, 15};
-    const I halves_lo{0, 1, 2, 3, 8, 9, 10, 11}, halves_hi{4, 5, 6, 7, 12, 13, 14, 15};
+    auto unpack_lo = [](V a, V b) {
+        return __builtin_shufflevector(a, b, 0, 8, 1, 9, 4, 12, 5, 13);
+    };
+    auto unpack_hi = [](V a, V b) {
+        return __builtin_shufflevector(a, b, 2, 10, 3, 11, 6, 14, 7, 15);
+    };
+    auto pairs_lo = [](V a, V b) {
+        return __builtin_shufflevector(a, b, 0, 1, 8, 9, 4, 5, 12, 13);
+    };
+    auto pairs_hi = [](V a, V b) {
+        return __builtin_shufflevector(a, b, 2, 3, 10, 11, 6, 7, 14, 15);
+    };
+    auto halves_lo = [](V a, V b) {
+        return __builtin_shufflevector(a, b, 0, 1, 2, 3, 8, 9, 10, 11);
+    };
+    auto halves_hi = [](V a, V b) {
+        return __builtin_shufflevector(a, b, 4, 5, 6, 7, 12, 13, 14, 15);
+    };
     V t[8], q[8];
     for (int i = 0; i < 8;
          i += 2) {  // t[i] = (r_i k, r_i+1 k) for k = 0,1 | 4,5; t[i+1]: 2,3 | 6,7
-        t[i] = __builtin_shuffle(rows[i], rows[i + 1], unpack_lo);
-        t[i + 1] = __builtin_shuffle(rows[i], rows[i + 1], unpack_hi);
+        t[i] = unpack_lo(rows[i], rows[i + 1]);
+        t[i + 1] = unpack_hi(rows[i], rows[i + 1]);
     }
     for (int i = 0; i < 8; i += 4) {  // q[i + c]: rows i..i+3 of column c | of column c + 4
-        q[i] = __builtin_shuffle(t[i], t[i + 2], pairs_lo);
-        q[i + 1] = __builtin_shuffle(t[i], t[i + 2], pairs_hi);
-        q[i + 2] = __builtin_shuffle(t[i + 1], t[i + 3], pairs_lo);
-        q[i + 3] = __builtin_shuffle(t[i + 1], t[i + 3], pairs_hi);
+        q[i] = pairs_lo(t[i], t[i + 2]);
+        q[i + 1] = pairs_hi(t[i], t[i + 2]);
+        q[i + 2] = pairs_lo(t[i + 1], t[i + 3]);
+        q[i + 3] = pairs_hi(t[i + 1], t[i + 3]);
     }
     for (int c = 0; c < 4; ++c) {
-        columns[c] = __builtin_shuffle(q[c], q[c + 4], halves_lo);
-        columns[c + 4] = __builtin_shuffle(q[c], q[c + 4], halves_hi);
+        columns[c] = halves_lo(q[c], q[c + 4]);
+        columns[c + 4] = halves_hi(q[c], q[c + 4]);
     }
 }
 

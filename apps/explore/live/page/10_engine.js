@@ -13,6 +13,14 @@ function fromBase64(text) {
   for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
   return bytes;
 }
+// The engine's bytes, gunzipped when the file holds them compressed (LIVE.gzip): the browser's
+// own DecompressionStream, no request.
+async function engineBytes(text) {
+  const bytes = fromBase64(text);
+  if (!LIVE.gzip) return bytes;
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  return new Uint8Array(await new Response(stream).arrayBuffer());
+}
 const WORKER_MAIN = `
 let M = null;
 onmessage = async e => {
@@ -38,13 +46,17 @@ onmessage = async e => {
   }
 };`;
 const engine = (() => {
-  const glue = new TextDecoder().decode(fromBase64(LIVE.glue));
-  const url = URL.createObjectURL(new Blob([glue, "\n", WORKER_MAIN], { type: "text/javascript" }));
-  const worker = new Worker(url);
   const waiting = new Map();
   let next = 0, busy = 0;
-  worker.onmessage = e => { const done = waiting.get(e.data.id); waiting.delete(e.data.id); done(e.data.result); };
-  worker.onerror = e => { problems.push("worker: " + e.message); liveStatus("the engine stopped: " + e.message, true); };
+  // the worker, once its glue is unpacked; `posting` keeps the messages in the order of the calls
+  let posting = (async () => {
+    const glue = new TextDecoder().decode(await engineBytes(LIVE.glue));
+    const url = URL.createObjectURL(new Blob([glue, "\n", WORKER_MAIN], { type: "text/javascript" }));
+    const worker = new Worker(url);
+    worker.onmessage = e => { const done = waiting.get(e.data.id); waiting.delete(e.data.id); done(e.data.result); };
+    worker.onerror = e => { problems.push("worker: " + e.message); liveStatus("the engine stopped: " + e.message, true); };
+    return worker;
+  })();
   // call(fn, arg, what): a promise of fn's answer; `what` is shown while it runs
   function call(fn, arg, what) {
     const id = next++, t0 = performance.now();
@@ -59,9 +71,16 @@ const engine = (() => {
         result.wall_ms = ms;
         resolve(result);
       });
-      const files = {};
-      if (fn === "init") for (const [name, text] of Object.entries(LIVE.files)) files[name] = fromBase64(text);
-      worker.postMessage(fn === "init" ? { id, init: { wasm: fromBase64(LIVE.wasm), files } } : { id, fn, arg });
+      posting = posting.then(async worker => {
+        if (fn === "init") {
+          const files = {};
+          for (const [name, text] of Object.entries(LIVE.files)) files[name] = fromBase64(text);
+          worker.postMessage({ id, init: { wasm: await engineBytes(LIVE.wasm), files } });
+        } else {
+          worker.postMessage({ id, fn, arg });
+        }
+        return worker;
+      }).catch(err => { waiting.delete(id); busy--; resolve({ error: "the engine did not start: " + err }); return Promise.reject(err); });
     });
   }
   return { call, ready: call("init", null, "starting the engine") };
