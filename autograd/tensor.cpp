@@ -173,10 +173,12 @@ bool record(Tensor& out, const char* op, const std::vector<Tensor>& inputs, Back
 
 static void throw_if_freed(const Node& node) {
     if (!node.is_leaf && node.graph_freed)
-        throw Error(fmt::format(
-            "backward: the graph through '{}' (shape {}) was already freed by an earlier "
-            "backward; run the forward pass again to build a new graph",
-            node.op ? node.op : "?", node.shape.str()));
+        throw Error(
+            fmt::format(
+                "backward: the graph through '{}' (shape {}) was already freed by an earlier "
+                "backward; run the forward pass again to build a new graph",
+                node.op ? node.op : "?", node.shape.str()),
+            ErrorKind::state);
 }
 
 // Orders the graph: iterative depth-first post-order (a decoder unrolled over 50 steps makes
@@ -213,10 +215,10 @@ std::vector<NodePtr> recorded_graph(const Tensor& root) {
 
 void Tensor::backward() {
     if (numel() != 1)
-        throw Error(
-            fmt::format("backward: tensor of shape {} is not a scalar; pass a gradient "
-                        "of the same shape",
-                        shape().str()));
+        throw Error(fmt::format("backward: tensor of shape {} is not a scalar; pass a gradient "
+                                "of the same shape",
+                                shape().str()),
+                    ErrorKind::state);
     backward(Tensor::full(shape(), real(1)));
 }
 
@@ -226,7 +228,8 @@ void Tensor::backward(const Tensor& grad_output) {
     if (!root.requires_grad)
         throw Error(
             "backward: tensor does not require grad (no input required grad, or it was "
-            "computed under NoGradGuard)");
+            "computed under NoGradGuard)",
+            ErrorKind::state);
     if (grad_output.shape() != root.shape)
         throw Error(fmt::format("backward: gradient of shape {} for a tensor of shape {}",
                                 grad_output.shape().str(), root.shape.str()));

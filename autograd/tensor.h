@@ -114,7 +114,7 @@ class Tensor {
     const char* op_name() const { return node().op; }
 
     Node& node() const {
-        if (!node_) throw Error("use of an undefined Tensor");
+        if (!node_) throw Error("use of an undefined Tensor", ErrorKind::state);
         return *node_;
     }
     const NodePtr& node_ptr() const { return node_; }

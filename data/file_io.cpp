@@ -18,16 +18,22 @@ namespace seqgrad {
 std::string read_file(const std::string& path) {
     std::error_code ec;
     if (!std::filesystem::exists(path, ec)) {
-        throw std::runtime_error(path + ": no such file");
+        throw FileError(path + ": no such file", ENOENT);
     }
     if (std::filesystem::is_directory(path, ec)) {
-        throw std::runtime_error(path + ": is a directory, expected a file");
+        throw FileError(path + ": is a directory, expected a file", EISDIR);
     }
     std::ifstream in(path, std::ios::binary);
-    if (!in) throw std::runtime_error(path + ": cannot open: " + std::strerror(errno));
+    if (!in) {
+        const int error = errno;
+        throw FileError(path + ": cannot open: " + std::strerror(error), error);
+    }
     std::ostringstream buffer;
     buffer << in.rdbuf();
-    if (in.bad()) throw std::runtime_error(path + ": read error: " + std::strerror(errno));
+    if (in.bad()) {
+        const int error = errno;
+        throw FileError(path + ": read error: " + std::strerror(error), error);
+    }
     return buffer.str();
 }
 
@@ -46,7 +52,7 @@ AtomicFile::~AtomicFile() {
 }
 
 void AtomicFile::fail(const std::string& what, int error) {
-    throw std::runtime_error("cannot write " + path_ + ": " + what + ": " + std::strerror(error));
+    throw FileError("cannot write " + path_ + ": " + what + ": " + std::strerror(error), error);
 }
 
 void AtomicFile::write(const void* bytes, size_t count) {

@@ -3,13 +3,23 @@
 #pragma once
 
 #include <cstddef>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace seqgrad {
 
-/// The bytes of the file at `path`. Throws std::runtime_error naming the file and the reason
-/// ("no such file", "is a directory", the system's message) if it cannot be read.
+/// What read_file() and AtomicFile throw: a std::runtime_error naming the file and the reason,
+/// with the system's error number (ENOENT: the file does not exist), so that a caller can tell
+/// a missing file from one that could not be read or written.
+struct FileError : std::runtime_error {
+    FileError(const std::string& message, int error_number)
+        : std::runtime_error(message), error_number(error_number) {}
+    int error_number;
+};
+
+/// The bytes of the file at `path`. Throws FileError naming the file and the reason ("no such
+/// file", "is a directory", the system's message) if it cannot be read.
 std::string read_file(const std::string& path);
 
 /// A file written under a temporary name next to its destination, "PATH.tmp-<pid>", and
@@ -18,7 +28,7 @@ std::string read_file(const std::string& path);
 /// rename and syncs the folder after it, so the rename is durable too. Destroyed without
 /// commit() (an exception on the way), it removes the temporary. The pid in the name keeps two
 /// processes writing one PATH from colliding, and lets remove_stale_temporaries() tell a dead
-/// writer's leftovers from a live writer's file. Every failure throws std::runtime_error
+/// writer's leftovers from a live writer's file. Every failure throws FileError
 /// naming PATH and the system's reason; PATH is then left as it was.
 class AtomicFile {
   public:

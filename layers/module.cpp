@@ -104,23 +104,27 @@ void Module::load_state(const StateDict& state, const std::string& source) {
     constexpr size_t kMaxListed = 10;
     std::vector<std::pair<std::string, Tensor>> parameters = named_parameters();
     std::vector<std::string> differences;
+    bool names_differ = false;  // a parameter missing or unexpected, not only a shape
     std::map<std::string, bool> known;
     for (const auto& [name, parameter] : parameters) {
         known[name] = true;
         auto it = state.find(name);
-        if (it == state.end())
+        if (it == state.end()) {
+            names_differ = true;
             differences.push_back(
                 fmt::format("missing: {} (model expects {})", name, parameter.shape().str()));
-        else if (!it->second.defined() || it->second.shape() != parameter.shape())
+        } else if (!it->second.defined() || it->second.shape() != parameter.shape())
             differences.push_back(
                 fmt::format("{}: given {}, model expects {}", name,
                             it->second.defined() ? it->second.shape().str() : "an undefined tensor",
                             parameter.shape().str()));
     }
     for (const auto& [name, value] : state)
-        if (!known.count(name))
+        if (!known.count(name)) {
+            names_differ = true;
             differences.push_back(fmt::format("unexpected: {} {}", name,
                                               value.defined() ? value.shape().str() : "undefined"));
+        }
     if (!differences.empty()) {
         std::string message = fmt::format("{} does not match the model ({} difference{}):", source,
                                           differences.size(), differences.size() == 1 ? "" : "s");
@@ -128,7 +132,7 @@ void Module::load_state(const StateDict& state, const std::string& source) {
             message += "\n  " + differences[i];
         if (differences.size() > kMaxListed)
             message += fmt::format("\n  ... and {} more", differences.size() - kMaxListed);
-        throw Error(message);
+        throw Error(message, names_differ ? ErrorKind::key : ErrorKind::value);
     }
     for (const auto& [name, parameter] : parameters)
         if (std::string bad = non_finite_report(name, state.at(name)); !bad.empty())

@@ -137,7 +137,8 @@ void Optimizer::load_state(const NamedTensors& tensors, const nlohmann::json& st
             expected.insert(name);
             auto it = by_name.find(name);
             if (it == by_name.end())
-                throw Error(fmt::format("optimizer state: missing tensor '{}'", name));
+                throw Error(fmt::format("optimizer state: missing tensor '{}'", name),
+                            ErrorKind::key);
             if (it->second->shape() != params_[i].second.shape())
                 throw Error(fmt::format("optimizer state: '{}' is {}, the parameter is {}", name,
                                         it->second->shape().str(),
@@ -148,8 +149,10 @@ void Optimizer::load_state(const NamedTensors& tensors, const nlohmann::json& st
     const std::string prefix = std::string(kind()) + ".";
     for (const auto& [name, _] : tensors)
         if (name.rfind(prefix, 0) == 0 && !expected.count(name))
-            throw Error(fmt::format(
-                "optimizer state: tensor '{}' belongs to no parameter of this optimizer", name));
+            throw Error(
+                fmt::format(
+                    "optimizer state: tensor '{}' belongs to no parameter of this optimizer", name),
+                ErrorKind::key);
 
     for (size_t b = 0; b < buffers_.size(); ++b)
         for (size_t i = 0; i < params_.size(); ++i)

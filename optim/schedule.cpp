@@ -134,8 +134,8 @@ nlohmann::json ReduceOnPlateau::state_json() const {
 void ReduceOnPlateau::load_state(const nlohmann::json& state) {
     for (const char* key : {"lr", "best", "num_bad", "cooldown_counter"})
         if (!state.is_object() || !state.contains(key))
-            throw Error(
-                fmt::format("ReduceOnPlateau state: missing '{}' in {}", key, state.dump()));
+            throw Error(fmt::format("ReduceOnPlateau state: missing '{}' in {}", key, state.dump()),
+                        ErrorKind::key);
     const double lr = state.at("lr").get<double>();
     check_lr("ReduceOnPlateau state", lr);
     lr_ = lr;

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cerrno>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -192,7 +193,11 @@ std::string bleu_command_output(const Argv& argv, std::istream& hypotheses_in) {
     std::vector<std::vector<std::string>> references;
     for (const std::string& path : args.positional()) {
         std::ifstream file(path, std::ios::binary);
-        if (!file) throw Error(fmt::format("{}: cannot open the reference file", path));
+        if (!file) {
+            const int error = errno;
+            throw Error(fmt::format("{}: cannot open the reference file", path),
+                        file_error_kind(error));
+        }
         references.push_back(read_segments(file, path));
         check_line_counts("stdin", hypotheses.size(), path, references.back().size());
     }

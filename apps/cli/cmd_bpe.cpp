@@ -1,6 +1,7 @@
 // `seqgrad bpe learn|apply|vocab|undo`: subword-nmt's BPE commands, with interchangeable files.
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -65,7 +66,11 @@ int learn(const Args& args) {
     if (args.has("input")) {
         for (const std::string& path : args.all("input")) {
             std::ifstream in(path, std::ios::binary);
-            if (!in) throw Error(fmt::format("{}: cannot open the corpus file", path));
+            if (!in) {
+                const int error = errno;
+                throw Error(fmt::format("{}: cannot open the corpus file", path),
+                            file_error_kind(error));
+            }
             counts.add_lines(in, path);
         }
     } else {

@@ -3,6 +3,7 @@
 // what-if continuations and the training curves — or several models side by side.
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -91,17 +92,20 @@ void check_writable(const std::string& path) {
     {
         std::ofstream out(probe, std::ios::binary | std::ios::app);
         if (!out)
-            throw Error(
-                fmt::format("--out {}: cannot write there (is the folder missing or "
-                            "read-only?)",
-                            path));
+            throw Error(fmt::format("--out {}: cannot write there (is the folder missing or "
+                                    "read-only?)",
+                                    path),
+                        ErrorKind::io);
     }
     std::remove(probe.c_str());
 }
 
 std::vector<std::string> read_sources(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
-    if (!in) throw Error(fmt::format("--input {}: cannot open the file", path));
+    if (!in) {
+        const int error = errno;
+        throw Error(fmt::format("--input {}: cannot open the file", path), file_error_kind(error));
+    }
     return read_utf8_lines(in, path);
 }
 

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <fstream>
 #include <iostream>
@@ -233,7 +234,11 @@ int cmd_translate(const Argv& argv) {
     std::ifstream file;
     if (from_file) {
         file.open(args.get("input"), std::ios::binary);
-        if (!file) throw Error(fmt::format("{}: cannot open the input file", args.get("input")));
+        if (!file) {
+            const int error = errno;
+            throw Error(fmt::format("{}: cannot open the input file", args.get("input")),
+                        file_error_kind(error));
+        }
     }
     std::istream& in = from_file ? static_cast<std::istream&>(file) : std::cin;
     const std::string name = from_file ? args.get("input") : "stdin";

@@ -161,10 +161,12 @@ std::vector<SentencePair> load_test_set(const Args& args, const Config& c, std::
         throw Error("the run's config has no data.test: give a test set with --test FILE.tsv");
     const std::string path = c.resolve(c.data.test);
     if (!std::filesystem::exists(path))
-        throw Error(fmt::format(
-            "{}: no such file (data.test of the run's config.json, read relative to the run "
-            "directory); give the test set with --test FILE.tsv",
-            path));
+        throw Error(
+            fmt::format(
+                "{}: no such file (data.test of the run's config.json, read relative to the run "
+                "directory); give the test set with --test FILE.tsv",
+                path),
+            ErrorKind::not_found);
     return read(path);
 }
 

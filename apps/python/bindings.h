@@ -5,6 +5,7 @@
 // for one type registered twice.
 #pragma once
 
+#include <pybind11/eval.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>

@@ -95,10 +95,29 @@ DecodeOptions decode_options(const Run& run, int beam, int nbest, std::optional<
     return options;
 }
 
+// SIGINT during a long call: the first sets stop_requested(), which the call reads between two
+// steps (training: stop after this step, writing `last`, as Ctrl-C does to `seqgrad train`;
+// decoding: end with KeyboardInterrupt); a second ends the process, as in the CLI. Python's own
+// handler is back afterwards.
+class StopOnInterrupt {
+  public:
+    StopOnInterrupt() {
+        stop_requested() = false;
+        previous_ = std::signal(SIGINT, [](int) { request_stop(); });
+    }
+    ~StopOnInterrupt() { std::signal(SIGINT, previous_); }
+
+  private:
+    void (*previous_)(int) = SIG_DFL;
+};
+
 std::vector<Translation> decode(const Run& run, const std::vector<std::string>& sources,
                                 const DecodeOptions& options) {
+    TranslateExtras extras;
+    extras.stop = &stop_requested();
+    StopOnInterrupt interrupt;
     py::gil_scoped_release release;
-    return translate(*run.loaded.model, run.loaded.task, sources, options);
+    return translate(*run.loaded.model, run.loaded.task, sources, options, extras);
 }
 
 std::vector<PyTranslation> translate_sentences(const Run& run,
@@ -208,20 +227,6 @@ py::dict evaluate(const Run& run, const std::string& metrics, int beam, std::opt
     out["references"] = references;
     return out;
 }
-
-// SIGINT while training: the first stops the run after the current step (its `last` checkpoint
-// written), as Ctrl-C does to `seqgrad train`; Python's handler is back afterwards.
-class StopOnInterrupt {
-  public:
-    StopOnInterrupt() {
-        stop_requested() = false;
-        previous_ = std::signal(SIGINT, [](int) { request_stop(); });
-    }
-    ~StopOnInterrupt() { std::signal(SIGINT, previous_); }
-
-  private:
-    void (*previous_)(int) = SIG_DFL;
-};
 
 py::dict train_run(const py::object& config, const std::vector<std::string>& overrides,
                    py::object on_progress, bool quiet) {

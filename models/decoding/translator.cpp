@@ -94,6 +94,10 @@ std::vector<Translation> translate(const TranslationModel& model, const Task& ta
     std::stable_sort(order.begin(), order.end(),
                      [&](size_t a, size_t b) { return encoded[a].size() < encoded[b].size(); });
     for (size_t start = 0; start < order.size(); start += size_t(batch_size)) {
+        if (extras.stop && *extras.stop)
+            throw Error(
+                fmt::format("translate: interrupted after {} of {} sentences", start, order.size()),
+                ErrorKind::interrupted);
         size_t end = std::min(order.size(), start + size_t(batch_size));
         std::vector<EncodedPair> pairs;
         std::vector<size_t> indices;

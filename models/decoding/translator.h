@@ -2,6 +2,7 @@
 // batched greedy decoding or beam search, attention weights kept for the heatmaps.
 #pragma once
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,9 @@ struct TranslateExtras {
     // that a Transformer with sinusoidal positions still reads gets a length_note saying that
     // its positions go past the trained length.
     int64_t trained_source_length = 0;
+    // Non-null: checked between two batches; once set (Ctrl-C in Python, which has no other way
+    // into a call that runs without the GIL), translate throws an Error of kind interrupted.
+    const std::atomic<bool>* stop = nullptr;
 };
 
 // The longest sequence, in ids (<eos> included), that a model of `config` can read on either

@@ -109,7 +109,8 @@ void SectionReader::finish() {
         std::string known;
         for (const auto& k : read_) known += (known.empty() ? "" : ", ") + k;
         throw Error(fmt::format("{}: {}.{}: unknown key (known keys: {})", source_, section_,
-                                it.key(), known));
+                                it.key(), known),
+                    ErrorKind::key);
     }
 }
 

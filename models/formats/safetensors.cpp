@@ -237,8 +237,8 @@ void save_safetensors(const std::string& path,
 
     try {
         write_data(path, header, tensors, dtype);
-    } catch (const std::runtime_error& e) {  // the file could not be written (data/file_io.h)
-        throw Error(e.what());
+    } catch (const FileError& e) {  // the file could not be written (data/file_io.h)
+        throw Error(e.what(), file_error_kind(e.error_number));
     }
 }
 
@@ -252,7 +252,7 @@ const Tensor* SafetensorsFile::find(const std::string& name) const {
 
 const Tensor& SafetensorsFile::at(const std::string& name) const {
     if (const Tensor* t = find(name)) return *t;
-    throw Error(fmt::format("{}: no tensor named '{}'", path, name));
+    throw Error(fmt::format("{}: no tensor named '{}'", path, name), ErrorKind::key);
 }
 
 namespace {
@@ -399,8 +399,8 @@ SafetensorsFile load_safetensors(const std::string& path) {
     std::string text;
     try {
         text = read_file(path);
-    } catch (const std::runtime_error& e) {
-        throw Error(e.what());
+    } catch (const FileError& e) {
+        throw Error(e.what(), file_error_kind(e.error_number));
     }
     const Byte* bytes = reinterpret_cast<const Byte*>(text.data());
     if (text.size() < 8)

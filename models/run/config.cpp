@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <fstream>
 #include <set>
 
@@ -122,10 +123,10 @@ Config Config::from_json(const json& j, const std::string& source) {
     const std::set<std::string> sections{"data", "model", "train", "decode", "output"};
     for (auto it = j.begin(); it != j.end(); ++it)
         if (!sections.count(it.key()))
-            throw Error(
-                fmt::format("{}: {}: unknown section (expected data, model, train, "
-                            "decode, output)",
-                            source, it.key()));
+            throw Error(fmt::format("{}: {}: unknown section (expected data, model, train, "
+                                    "decode, output)",
+                                    source, it.key()),
+                        ErrorKind::key);
     Config c;
     c.data = read_data(j, source);
     c.model = ModelConfig::from_json(j, source);
@@ -198,7 +199,10 @@ void apply_override(json& j, const std::string& assignment) {
 
 Config Config::load(const std::string& path, const std::vector<std::string>& overrides) {
     std::ifstream in(path);
-    if (!in) throw Error(fmt::format("{}: cannot open the config file", path));
+    if (!in) {
+        const int error = errno;
+        throw Error(fmt::format("{}: cannot open the config file", path), file_error_kind(error));
+    }
     json j;
     try {
         j = json::parse(in, nullptr, true, /*ignore_comments=*/true);

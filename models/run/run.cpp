@@ -10,10 +10,10 @@ namespace seqgrad {
 
 LoadedRun load_run(const std::string& run_dir, const std::string& which, bool load_data) {
     if (!std::filesystem::is_directory(run_dir))
-        throw Error(
-            fmt::format("{}: not a run directory (expected the output.run_dir of a "
-                        "`seqgrad train` run)",
-                        run_dir));
+        throw Error(fmt::format("{}: not a run directory (expected the output.run_dir of a "
+                                "`seqgrad train` run)",
+                                run_dir),
+                    std::filesystem::exists(run_dir) ? ErrorKind::value : ErrorKind::not_found);
     LoadedRun run;
     run.config = Config::load(run_dir + "/config.json");
     run.task = prepare_task_with_vocabs(run.config, run_dir, load_data, /*quiet=*/true);
@@ -24,7 +24,8 @@ LoadedRun load_run(const std::string& run_dir, const std::string& which, bool lo
     if (which == "best" && !std::filesystem::exists(path)) path = run_dir + "/last.safetensors";
     if (!std::filesystem::exists(path))
         throw Error(
-            fmt::format("{}: no checkpoint ({}.safetensors or last.safetensors)", run_dir, which));
+            fmt::format("{}: no checkpoint ({}.safetensors or last.safetensors)", run_dir, which),
+            ErrorKind::not_found);
     const SafetensorsFile file = load_checkpoint(path);
     check_checkpoint_cell(file, run.config.model.cell);
     load_parameters(file, *run.model);

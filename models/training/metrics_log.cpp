@@ -16,9 +16,12 @@ namespace {
 
 int open_or_throw(const std::string& path, int flags) {
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | flags, 0644);
-    if (fd < 0)
+    if (fd < 0) {
+        const int error = errno;
         throw Error(fmt::format("{}: cannot open the metrics file for writing: {}", path,
-                                std::strerror(errno)));
+                                std::strerror(error)),
+                    file_error_kind(error));
+    }
     return fd;
 }
 
@@ -53,15 +56,16 @@ MetricsLog MetricsLog::open_for_resume(const std::string& path, int64_t step) {
     if (::access(path.c_str(), F_OK) == 0) {
         try {
             text = read_file(path);
-        } catch (const std::runtime_error& e) {
-            throw Error(e.what());
+        } catch (const FileError& e) {
+            throw Error(e.what(), file_error_kind(e.error_number));
         }
     }
     const int64_t kept = int64_t(kept_prefix(text, step));
     MetricsLog log(path, open_or_throw(path, 0), kept);
     if (::ftruncate(log.fd_, kept) != 0)
         throw Error(fmt::format("{}: cannot cut the metrics file after step {}: {}", path, step,
-                                std::strerror(errno)));
+                                std::strerror(errno)),
+                    ErrorKind::io);
     return log;
 }
 
@@ -97,7 +101,8 @@ void MetricsLog::append(const nlohmann::json& record) {
             }
             throw Error(fmt::format("{}: cannot write the {} record of step {}: {}", path_,
                                     record.value("type", "metrics"), record.value("step", -1),
-                                    std::strerror(error)));
+                                    std::strerror(error)),
+                        ErrorKind::io);
         }
         written += size_t(n);
     }
@@ -107,7 +112,8 @@ void MetricsLog::append(const nlohmann::json& record) {
 void MetricsLog::sync() {
     if (::fsync(fd_) != 0)
         throw Error(fmt::format("{}: cannot flush the metrics file to disk: {}", path_,
-                                std::strerror(errno)));
+                                std::strerror(errno)),
+                    ErrorKind::io);
 }
 
 }  // namespace seqgrad

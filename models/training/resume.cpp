@@ -72,7 +72,7 @@ void restore_training_checkpoint(const std::string& path, const TrainingState& s
                         "malformed ({})",
                         path, e.what()));
     } catch (const Error& e) {
-        throw Error(fmt::format("{}: cannot resume: {}", path, e.what()));
+        throw Error(fmt::format("{}: cannot resume: {}", path, e.what()), e.kind());
     }
 }
 

@@ -30,20 +30,26 @@ std::string holder_pid(int fd) {
 RunDirLock::RunDirLock(const std::string& run_dir) {
     const std::string path = run_dir + "/" + kFileName;
     fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0)
+    if (fd_ < 0) {
+        const int error = errno;
         throw Error(fmt::format("{}: cannot open the run directory's lock file {}: {}", run_dir,
-                                path, std::strerror(errno)));
+                                path, std::strerror(error)),
+                    file_error_kind(error));
+    }
     if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
         const int error = errno;
         const std::string pid = error == EWOULDBLOCK ? holder_pid(fd_) : "";
         ::close(fd_);
         fd_ = -1;
         if (error == EWOULDBLOCK)
-            throw Error(fmt::format(
-                "{}: the run directory is in use by another `seqgrad train` (pid {}, lock "
-                "file {}); wait for it to end, stop it, or set another output.run_dir",
-                run_dir, pid, path));
-        throw Error(fmt::format("{}: cannot lock {}: {}", run_dir, path, std::strerror(error)));
+            throw Error(
+                fmt::format(
+                    "{}: the run directory is in use by another `seqgrad train` (pid {}, lock "
+                    "file {}); wait for it to end, stop it, or set another output.run_dir",
+                    run_dir, pid, path),
+                ErrorKind::io);
+        throw Error(fmt::format("{}: cannot lock {}: {}", run_dir, path, std::strerror(error)),
+                    ErrorKind::io);
     }
     const std::string pid = std::to_string(::getpid()) + "\n";
     if (::ftruncate(fd_, 0) != 0 ||
@@ -52,7 +58,8 @@ RunDirLock::RunDirLock(const std::string& run_dir) {
         ::close(fd_);
         fd_ = -1;
         throw Error(fmt::format("{}: cannot write the lock file {}: {}", run_dir, path,
-                                std::strerror(error)));
+                                std::strerror(error)),
+                    ErrorKind::io);
     }
 }
 

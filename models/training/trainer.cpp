@@ -296,10 +296,10 @@ class Run {
                             progress_.step + 1, e.what(), dir_));
         } catch (const Error& e) {
             // e.g. a softmax over a row that overflowed to inf: the weights diverged
-            throw Error(
-                fmt::format("step {}: {} — training stopped; the last good checkpoint is "
-                            "{}/last.safetensors",
-                            progress_.step + 1, e.what(), dir_));
+            throw Error(fmt::format("step {}: {} — training stopped; the last good checkpoint is "
+                                    "{}/last.safetensors",
+                                    progress_.step + 1, e.what(), dir_),
+                        e.kind());
         }
         if (parallel_) {
             window_.communication_seconds += parallel_->last_communication_seconds();
@@ -356,10 +356,10 @@ class Run {
         try {
             metrics_->append(record);
         } catch (const Error& e) {
-            throw Error(
-                fmt::format("{} — training stopped; the last good checkpoint is "
-                            "{}/last.safetensors",
-                            e.what(), dir_));
+            throw Error(fmt::format("{} — training stopped; the last good checkpoint is "
+                                    "{}/last.safetensors",
+                                    e.what(), dir_),
+                        e.kind());
         }
     }
 

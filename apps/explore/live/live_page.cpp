@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include <cstdio>
 
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -26,7 +27,10 @@ const char* const kLiveScripts =
 
 std::string read_bytes(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
-    if (!in) throw Error(fmt::format("{}: cannot read the file", path));
+    if (!in) {
+        const int error = errno;
+        throw Error(fmt::format("{}: cannot read the file", path), file_error_kind(error));
+    }
     std::ostringstream s;
     s << in.rdbuf();
     return s.str();
