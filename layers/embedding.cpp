@@ -24,6 +24,16 @@ Embedding::Embedding(int64_t num_embeddings, int64_t embedding_dim, int32_t padd
     }
 }
 
+Embedding::Embedding(const Tensor& shared, int32_t padding_idx) : padding_idx_(padding_idx) {
+    if (!shared.defined() || shared.rank() != 2)
+        throw Error(fmt::format("Embedding: a shared weight must be a matrix [V,E], got {}",
+                                shared.defined() ? shared.shape().str() : "an undefined tensor"));
+    if (padding_idx < -1 || padding_idx >= shared.size(0))
+        throw Error(fmt::format("Embedding: padding_idx {} must be -1 (none) or in [0, {})",
+                                padding_idx, shared.size(0)));
+    weight = register_parameter("weight", shared);
+}
+
 // ids [ids_shape] -> [ids_shape..., E]; the padding row gets no gradient (the embedding op).
 Tensor Embedding::forward(const std::vector<int32_t>& ids, const Shape& ids_shape) const {
     return embedding(weight, ids, ids_shape, padding_idx_);

@@ -159,7 +159,7 @@ void add_transformer_models(Registry& r) {
                   config.decoder_layers = 2;
                   config.norm_first = norm_first;
                   config.positional = norm_first ? "learned" : "sinusoidal";
-                  config.share_embeddings = norm_first;
+                  config.share_embeddings = norm_first ? "target" : "none";
                   config.max_positions = 8;
                   Rng rng(920);
                   Transformer model(config, 7, 7, rng);

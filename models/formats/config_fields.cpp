@@ -79,9 +79,16 @@ void SectionReader::read(const std::string& key, bool& field, const FieldRule&) 
 void SectionReader::read(const std::string& key, std::string& field, const FieldRule& rule) {
     const json* v = take(key);
     if (!v) return;
+    if (!rule.if_true.empty() && v->is_boolean()) {
+        field = v->get<bool>() ? rule.if_true : rule.if_false;
+        return;
+    }
     if (!rule.options.empty()) {  // one of a few names
         std::string list;
         for (const auto& o : rule.options) list += (list.empty() ? "\"" : ", \"") + o + "\"";
+        if (!rule.if_true.empty())
+            list += fmt::format(", or true (\"{}\") or false (\"{}\")", rule.if_true,
+                                rule.if_false);
         if (!v->is_string()) fail(key, "expected one of " + list, *v);
         const std::string& s = v->get_ref<const std::string&>();
         bool ok = false;

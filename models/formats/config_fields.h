@@ -28,6 +28,9 @@ struct FieldRule {
     double number_min = -HUGE_VAL, number_max = HUGE_VAL;  // numbers: [min, max] ...
     bool min_inclusive = true;                             // ... or (min, max]
     std::vector<std::string> options;                      // strings: one of these (empty: any)
+    // strings: when not empty, true and false are also read, as these two of the options (a
+    // key that was a boolean before it had more values)
+    std::string if_true, if_false;
 };
 
 // integers
@@ -50,6 +53,12 @@ inline FieldRule number_between(double min, double max, bool min_inclusive = tru
 // strings
 inline FieldRule one_of(std::vector<std::string> options) {
     return {INT64_MIN, INT64_MAX, -HUGE_VAL, HUGE_VAL, true, std::move(options)};
+}
+// one of a few strings, or true / false as two of them
+inline FieldRule one_of_or_boolean(std::vector<std::string> options, std::string if_true,
+                                   std::string if_false) {
+    return {INT64_MIN, INT64_MAX, -HUGE_VAL,          HUGE_VAL,
+            true,      std::move(options), std::move(if_true), std::move(if_false)};
 }
 // booleans, any UTF-8 string, a seed (a non-negative integer of 64 bits)
 inline FieldRule any_value() {

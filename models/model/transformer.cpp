@@ -46,14 +46,26 @@ Transformer::Transformer(const ModelConfig& config, int64_t source_vocab, int64_
         throw Error(fmt::format("model.d_model: {} is not divisible by model.heads {}",
                                 config.d_model, config.heads));
     const int64_t E = config.d_model;
+    const bool share_all = config.share_embeddings == "all";
+    if (share_all && source_vocab != target_vocab)
+        throw Error(fmt::format(
+            "model.share_embeddings \"all\": one weight serves both vocabularies, but the source "
+            "vocabulary has {} tokens and the target vocabulary {}; give both sides one joint "
+            "vocabulary (data.tokenizer \"bpe\" with data.bpe_joint true) or set "
+            "model.share_embeddings to \"target\"",
+            source_vocab, target_vocab));
     source_embedding = std::make_unique<Embedding>(source_vocab, E, Vocab::PAD, rng);
-    target_embedding = std::make_unique<Embedding>(target_vocab, E, Vocab::PAD, rng);
     register_module("source_embedding", *source_embedding);
-    register_module("target_embedding", *target_embedding);
+    if (share_all) {  // the target side reads the source's weight: one parameter, stored once
+        target_embedding = std::make_unique<Embedding>(source_embedding->weight, Vocab::PAD);
+    } else {
+        target_embedding = std::make_unique<Embedding>(target_vocab, E, Vocab::PAD, rng);
+        register_module("target_embedding", *target_embedding);
+    }
     register_module("source_positions", source_positions);
     register_module("target_positions", target_positions);
     register_module("transformer", transformer);
-    if (config.share_embeddings) {
+    if (config.share_embeddings != "none") {
         out_bias = register_parameter("out_bias", Tensor::empty({target_vocab}));
         init::uniform_fan_in(out_bias, E, rng);
     } else {

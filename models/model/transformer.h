@@ -15,8 +15,14 @@
 // transformer.* is nn.Transformer(batch_first=True)'s state dict exactly (layers/transformer.h):
 // transformer.encoder.layers.0.self_attn.in_proj_weight, ..., transformer.decoder.norm.bias.
 // P is sinusoidal (no parameters) or learned (source_positions.embedding.weight [P,E] and
-// target_positions.embedding.weight). With model.share_embeddings the output projection's
-// weight is target_embedding.weight (its bias is out_bias).
+// target_positions.embedding.weight). model.share_embeddings ties weights (Press and Wolf, 2017):
+//   "target": the output projection's weight is target_embedding.weight [V_t,E] (its bias is
+//             out_bias [V_t]);
+//   "all":    one vocabulary for both sides (V_s = V_t), and source embedding, target embedding
+//             and output projection are one weight, stored once as source_embedding.weight
+//             (PyTorch's named_parameters() lists a tied weight under its first name only);
+//             target_embedding reads it and is not a parameter of its own.
+// The gradient of a tied weight is the sum of its uses' gradients.
 //
 // Initialisation (model.init "pytorch"): every matrix — embeddings, positions, projections —
 // Xavier-uniform, as nn.Transformer's own reset and the tutorial model of
@@ -98,8 +104,8 @@ class Transformer : public TranslationModel {
     std::unique_ptr<Embedding> source_embedding, target_embedding;
     PositionalEncoding source_positions, target_positions;
     TransformerEncoderDecoder transformer;
-    std::unique_ptr<Linear> out;  // undefined with share_embeddings
-    Tensor out_bias;              // [V_t], with share_embeddings
+    std::unique_ptr<Linear> out;  // undefined when share_embeddings is not "none"
+    Tensor out_bias;              // [V_t], when share_embeddings is not "none"
     Dropout dropout;              // on the embedded inputs
 
   private:

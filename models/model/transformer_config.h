@@ -17,8 +17,10 @@
     FIELD(std::string, positional, "sinusoidal", one_of({"sinusoidal", "learned"}),               \
           "sinusoidal or learned positions")                                                      \
     FIELD(int, max_positions, 256, at_least(1), "learned positions: the table's rows")            \
-    FIELD(bool, share_embeddings, false, any_value(),                                             \
-          "the target embedding and the output projection share one weight [V_t, E]")             \
+    FIELD(std::string, share_embeddings, "none",                                                  \
+          one_of_or_boolean({"none", "target", "all"}, "target", "none"),                         \
+          "tied weights: \"target\", the target embedding and the output projection share one " \
+          "weight [V_t, E]; \"all\", with one joint vocabulary, the source embedding too")       \
     FIELD(std::string, activation, "relu", one_of({"relu", "gelu"}),                              \
           "of the feed-forward block")
 // clang-format on

@@ -195,6 +195,28 @@ static Vocab with_all_characters(const Vocab& vocab,
     return Vocab::from_tokens(tokens);
 }
 
+// model.share_embeddings "all" with joint BPE: the two sides' tokens form one vocabulary.
+static bool joint_vocabulary(const Config& c) {
+    return c.model.share_embeddings == "all" && c.data.tokenizer == "bpe" && c.data.bpe_joint;
+}
+
+// model.share_embeddings "all" reads both sides' ids in one embedding: the vocabularies must
+// be one, token for token.
+static void check_shared_vocabulary(const Config& c, const Task& task, const std::string& origin) {
+    if (c.model.share_embeddings != "all") return;
+    bool same = task.source_vocab.size() == task.target_vocab.size();
+    for (size_t id = 0; same && id < task.source_vocab.size(); ++id)
+        same = task.source_vocab.token(int32_t(id)) == task.target_vocab.token(int32_t(id));
+    if (same) return;
+    throw Error(fmt::format(
+        "model.share_embeddings \"all\": the source and target vocabularies of {} differ (source "
+        "{} tokens, target {}), and one embedding cannot serve both. Set data.tokenizer "
+        "\"bpe\" with data.bpe_joint true (one joint vocabulary of both sides), or "
+        "model.share_embeddings \"target\" (data.tokenizer is \"{}\"{})",
+        origin, task.source_vocab.size(), task.target_vocab.size(), c.data.tokenizer,
+        c.data.tokenizer == "bpe" ? fmt::format(", data.bpe_joint {}", c.data.bpe_joint) : ""));
+}
+
 Task prepare_task(const Config& c, bool quiet) {
     Task task = load_data(c, quiet);
     TextPipeline& p = task.pipeline;
@@ -216,15 +238,27 @@ Task prepare_task(const Config& c, bool quiet) {
     VocabOptions options;
     options.min_freq = size_t(c.data.min_freq);
     options.max_size = size_t(c.data.max_vocab);
-    task.source_vocab = Vocab::build(sources, options);
-    task.target_vocab = Vocab::build(targets, options);
-    if (p.bpe) {
+    if (joint_vocabulary(c)) {  // one vocabulary of both sides' tokens
+        std::vector<std::vector<std::string>> both = sources;
+        both.insert(both.end(), targets.begin(), targets.end());
+        task.source_vocab = Vocab::build(both, options);
         const std::string& separator = p.source_bpe->options().separator;
-        task.source_vocab = with_all_characters(task.source_vocab, sources, separator);
-        task.target_vocab = with_all_characters(task.target_vocab, targets, separator);
+        task.source_vocab = with_all_characters(task.source_vocab, both, separator);
+        task.target_vocab = task.source_vocab;
         p.source_bpe->set_vocabulary(vocabulary_filter(task.source_vocab));
         p.target_bpe->set_vocabulary(vocabulary_filter(task.target_vocab));
+    } else {
+        task.source_vocab = Vocab::build(sources, options);
+        task.target_vocab = Vocab::build(targets, options);
+        if (p.bpe) {
+            const std::string& separator = p.source_bpe->options().separator;
+            task.source_vocab = with_all_characters(task.source_vocab, sources, separator);
+            task.target_vocab = with_all_characters(task.target_vocab, targets, separator);
+            p.source_bpe->set_vocabulary(vocabulary_filter(task.source_vocab));
+            p.target_bpe->set_vocabulary(vocabulary_filter(task.target_vocab));
+        }
     }
+    check_shared_vocabulary(c, task, "the training data");
     return task;
 }
 
@@ -260,6 +294,7 @@ Task prepare_task_with_vocabs(const Config& c, const std::string& run_dir, bool 
         options.vocabulary = vocabulary_filter(task.target_vocab);
         p.target_bpe = std::make_shared<Bpe>(target, options);
     }
+    check_shared_vocabulary(c, task, run_dir);
     return task;
 }
 

@@ -55,7 +55,7 @@ TEST_CASE(
         CAPTURE(norm_first);
         ModelConfig config =
             tiny_transformer_config(norm_first, norm_first ? "learned" : "sinusoidal");
-        config.share_embeddings = norm_first;
+        config.share_embeddings = norm_first ? "target" : "none";
         config.encoder_layers = 1;
         Rng rng(2);
         Transformer model(config, 13, 13, rng);
