@@ -35,30 +35,32 @@ struct FieldRule {
 
 // integers
 inline FieldRule at_least(int64_t min) {
-    return {min, INT64_MAX, -HUGE_VAL, HUGE_VAL, true, {}};
+    return {min, INT64_MAX, -HUGE_VAL, HUGE_VAL, true, {}, {}, {}};
 }
 inline FieldRule between(int64_t min, int64_t max) {
-    return {min, max, -HUGE_VAL, HUGE_VAL, true, {}};
+    return {min, max, -HUGE_VAL, HUGE_VAL, true, {}, {}, {}};
 }
 // numbers
 inline FieldRule number_at_least(double min) {
-    return {INT64_MIN, INT64_MAX, min, HUGE_VAL, true, {}};
+    return {INT64_MIN, INT64_MAX, min, HUGE_VAL, true, {}, {}, {}};
 }
 inline FieldRule number_above(double min) {
-    return {INT64_MIN, INT64_MAX, min, HUGE_VAL, false, {}};
+    return {INT64_MIN, INT64_MAX, min, HUGE_VAL, false, {}, {}, {}};
 }
 inline FieldRule number_between(double min, double max, bool min_inclusive = true) {
-    return {INT64_MIN, INT64_MAX, min, max, min_inclusive, {}};
+    return {INT64_MIN, INT64_MAX, min, max, min_inclusive, {}, {}, {}};
 }
 // strings
 inline FieldRule one_of(std::vector<std::string> options) {
-    return {INT64_MIN, INT64_MAX, -HUGE_VAL, HUGE_VAL, true, std::move(options)};
+    return {INT64_MIN, INT64_MAX, -HUGE_VAL, HUGE_VAL, true, std::move(options), {}, {}};
 }
 // one of a few strings, or true / false as two of them
 inline FieldRule one_of_or_boolean(std::vector<std::string> options, std::string if_true,
                                    std::string if_false) {
-    return {INT64_MIN, INT64_MAX, -HUGE_VAL,          HUGE_VAL,
-            true,      std::move(options), std::move(if_true), std::move(if_false)};
+    FieldRule rule = one_of(std::move(options));
+    rule.if_true = std::move(if_true);
+    rule.if_false = std::move(if_false);
+    return rule;
 }
 // booleans, any UTF-8 string, a seed (a non-negative integer of 64 bits)
 inline FieldRule any_value() {
