@@ -15,9 +15,9 @@
 
 #include "batch_util.h"
 #include "seqgrad/data/file_io.h"
+#include "seqgrad/models/formats/checkpoint.h"
 #include "seqgrad/models/model/transformer.h"
 #include "seqgrad/models/run/task.h"
-#include "seqgrad/models/training/checkpoint.h"
 #include "test_util.h"
 #include "transformer_util.h"
 
