@@ -1,7 +1,8 @@
-// The cost of recording the beam-search trace (BeamSearchExtras::trace, models/decoding/beam_trace.h):
-// beam 5 on a config-(a)-sized Bahdanau model (random seeded weights, E=H=A=256, vocabularies
-// 4000/6000, sources from the benchmark distribution, max length 20), plain and traced, in
-// alternated rounds so that both see the same machine load. Prints one JSON line per batch size:
+// The cost of recording the beam-search trace (BeamSearchExtras::observer,
+// apps/explore/beam_trace.h): beam 5 on a config-(a)-sized Bahdanau model (random seeded weights,
+// E=H=A=256, vocabularies 4000/6000, sources from the benchmark distribution, max length 20), plain
+// and traced, in alternated rounds so that both see the same machine load. Prints one JSON line per
+// batch size:
 //   {"bench":"beam_trace","batch":B,"rounds":R,"plain_ms":..,"traced_ms":..,"overhead":..,
 //    "nodes_per_sentence":..}
 // plain_ms / traced_ms: the median over rounds of each round's median time to decode one batch;
@@ -16,6 +17,7 @@
 #include <sstream>
 
 #include "apps/cli/args.h"
+#include "apps/explore/beam_trace.h"
 #include "bench_util.h"
 #include "seqgrad/autograd/kernels/gemm.h"
 #include "seqgrad/autograd/kernels/parallel.h"
@@ -59,9 +61,10 @@ int main(int argc, char** argv) {
             NoGradGuard no_grad;
             const Batch& batch = pool[next++ % pool.size()];
             std::unique_ptr<DecoderState> state = model.start_decoding(batch);
-            std::vector<BeamTrace> traces;
+            BeamTraceRecorder recorder;
+            std::vector<BeamTrace>& traces = recorder.traces;
             BeamSearchExtras extras;
-            if (traced) extras.trace = &traces;
+            if (traced) extras.observer = &recorder;
             beam_search(model, std::move(state), options, batch.src_lengths, extras);
             for (const BeamTrace& t : traces) nodes += int64_t(t.nodes.size());
             if (traced) sentences += batch.batch_size;

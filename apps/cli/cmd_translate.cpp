@@ -12,6 +12,7 @@
 #include "apps/cli/args.h"
 #include "apps/cli/commands.h"
 #include "apps/cli/run_args.h"
+#include "apps/explore/beam_trace.h"
 #include "apps/plot/plot.h"
 #include "seqgrad/autograd/tensor.h"
 #include "seqgrad/data/file_io.h"
@@ -73,7 +74,7 @@ struct TranslateRequest {
 
 // One --trace line: the input, its n-best and the beam-search tree.
 std::string trace_line(const LoadedRun& run, size_t line, const std::string& source,
-                       const Translation& t) {
+                       const Translation& t, const BeamTrace& trace) {
     nlohmann::json j;
     j["line"] = line;
     j["source"] = source;
@@ -93,7 +94,7 @@ std::string trace_line(const LoadedRun& run, size_t line, const std::string& sou
                          {"log_prob", h.log_prob},
                          {"finished", h.finished}});
     j["nbest"] = nbest;
-    j["trace"] = beam_trace_json(t.trace, text);
+    j["trace"] = beam_trace_json(trace, text);
     return j.dump() + "\n";
 }
 
@@ -102,15 +103,17 @@ void print_translations(const LoadedRun& run, const DecodeOptions& options,
                         const std::vector<std::string>& lines, int nbest, bool tokens,
                         std::ostream& out, TranslateRequest& request) {
     TranslateExtras extras = request.input;
-    extras.trace = request.trace;
+    BeamTraceRecorder recorder;
+    if (request.trace) extras.observer = &recorder;
     if (!request.forced_prefix.empty())
         extras.forced_prefixes.assign(lines.size(), request.forced_prefix);
     std::vector<Translation> translations = translate(*run.model, run.task, lines, options, extras);
     request.refused += report_long_inputs(translations, request.name, request.lines_done + 1);
+    recorder.traces.resize(lines.size());  // an empty or refused line was not searched
     if (request.trace)
         for (size_t i = 0; i < lines.size(); ++i)
-            request.traced.push_back(
-                trace_line(run, request.lines_done + i + 1, lines[i], translations[i]));
+            request.traced.push_back(trace_line(run, request.lines_done + i + 1, lines[i],
+                                                translations[i], recorder.traces[i]));
     request.lines_done += lines.size();
     // The text of a hypothesis, or with --tokens the tokens it is made of.
     auto text_of = [&](const Hypothesis& h) {
@@ -183,6 +186,16 @@ TranslateRequest translate_request(const Args& args, const LoadedRun& run) {
     return request;
 }
 
+// --trace FILE: the JSON lines collected, written at once.
+void write_trace(const Args& args, const TranslateRequest& request) {
+    if (!request.trace) return;
+    std::string contents;
+    for (const std::string& line : request.traced) contents += line;
+    write_file_atomically(args.get("trace"), contents);
+    fmt::print(stderr, "beam-search trace of {} lines written to {}\n", request.traced.size(),
+               args.get("trace"));
+}
+
 // Interactive: translate each line of the terminal as soon as it is typed; an error is reported
 // for its line and the next line is read.
 void translate_interactively(const LoadedRun& run, const DecodeOptions& options, int nbest,
@@ -221,14 +234,6 @@ int cmd_translate(const Argv& argv) {
     const DecodeOptions options = translate_options(args, run, nbest);
     const bool tokens = args.has("tokens");
     TranslateRequest request = translate_request(args, run);
-    auto write_trace = [&] {
-        if (!request.trace) return;
-        std::string contents;
-        for (const std::string& line : request.traced) contents += line;
-        write_file_atomically(args.get("trace"), contents);
-        fmt::print(stderr, "beam-search trace of {} lines written to {}\n", request.traced.size(),
-                   args.get("trace"));
-    };
 
     const bool from_file = args.has("input");
     std::ifstream file;
@@ -253,7 +258,7 @@ int cmd_translate(const Argv& argv) {
 
     if (!from_file && isatty(STDIN_FILENO)) {
         translate_interactively(run, options, nbest, tokens, request);
-        write_trace();
+        write_trace(args, request);
         return status();
     }
 
@@ -266,7 +271,7 @@ int cmd_translate(const Argv& argv) {
     fmt::print(stderr, "translated {} lines in {:.2f}s ({:.1f} sentences/s, beam {})\n",
                lines.size(), seconds, double(lines.size()) / std::max(seconds, 1e-9),
                options.beam_size);
-    write_trace();
+    write_trace(args, request);
     return status();
 }
 

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 
+#include "apps/explore/beam_trace.h"
 #include "apps/explore/explore_attention.h"
 #include "apps/explore/explore_tape.h"
 #include "apps/studies/attention_report.h"
@@ -41,12 +42,14 @@ void round_numbers(json& j) {
     }
 }
 
-// Decodes `sources` in chunks, so that a progress line can follow.
+// Decodes `sources` in chunks, so that a progress line can follow. `traces` non-null: filled
+// with each source's beam-search tree.
 std::vector<Translation> decode_with_progress(const LoadedRun& run,
                                               const std::vector<std::string>& sources,
                                               const DecodeOptions& options,
                                               const TranslateExtras& extras, bool progress,
-                                              const char* what) {
+                                              const char* what,
+                                              std::vector<BeamTrace>* traces = nullptr) {
     constexpr size_t kChunk = 32;
     const bool redraw = progress && isatty(STDERR_FILENO);  // else one line at the end
     std::vector<Translation> out;
@@ -55,12 +58,17 @@ std::vector<Translation> decode_with_progress(const LoadedRun& run,
         std::vector<std::string> chunk(sources.begin() + std::ptrdiff_t(start),
                                        sources.begin() + std::ptrdiff_t(end));
         TranslateExtras part;
-        part.trace = extras.trace;
+        BeamTraceRecorder recorder;
+        if (traces) part.observer = &recorder;
         if (!extras.forced_prefixes.empty())
             part.forced_prefixes.assign(extras.forced_prefixes.begin() + std::ptrdiff_t(start),
                                         extras.forced_prefixes.begin() + std::ptrdiff_t(end));
         for (Translation& t : translate(*run.model, run.task, chunk, options, part))
             out.push_back(std::move(t));
+        if (traces) {  // an empty line was not searched: its tree is empty
+            recorder.traces.resize(chunk.size());
+            for (BeamTrace& trace : recorder.traces) traces->push_back(std::move(trace));
+        }
         if (redraw) fmt::print(stderr, "\r{}: {}/{} sentences", what, end, sources.size());
     }
     if (redraw && !sources.empty()) fmt::print(stderr, "\n");
@@ -215,8 +223,8 @@ struct TokenTexts {
 
 // One sentence: its decodings, scores, tree; `reference` is null without references.
 json sentence_json(const LoadedRun& run, const std::string& source, const std::string* reference,
-                   const Translation& b, const Translation& g, const DecodeOptions& options,
-                   TokenTexts& tokens) {
+                   const Translation& b, const BeamTrace& trace, const Translation& g,
+                   const DecodeOptions& options, TokenTexts& tokens) {
     json s;
     s["source"] = source;
     if (reference) s["reference"] = *reference;
@@ -236,9 +244,9 @@ json sentence_json(const LoadedRun& run, const std::string& source, const std::s
         tokens.note(h.tokens);
     }
     s["nbest"] = nbest;
-    for (const TraceNode& node : b.trace.nodes)
+    for (const TraceNode& node : trace.nodes)
         if (node.token >= 0) tokens.note(node.token);
-    s["trace"] = trace_for_page(b.trace, options);
+    s["trace"] = trace_for_page(trace, options);
     s["diverge"] = first_difference(g.nbest[0].tokens, b.nbest[0].tokens);
     if (reference) {
         const std::vector<std::string> ref = {*reference};
@@ -254,12 +262,12 @@ json sentence_json(const LoadedRun& run, const std::string& source, const std::s
 // What-if: every alternative of every sentence, decoded in one go with forced prefixes, and
 // added to its sentence's "what_if" list.
 void add_what_ifs(const LoadedRun& run, const std::vector<std::string>& sources,
-                  const std::vector<Translation>& beams, const ExploreOptions& options,
+                  const std::vector<BeamTrace>& traces, const ExploreOptions& options,
                   const DecodeOptions& beam, json& sentences, TokenTexts& tokens) {
     std::vector<WhatIf> questions;
     for (size_t i = 0; i < sources.size(); ++i)
-        for (WhatIf& q : what_if_questions(i, beams[i].trace, options.what_if_steps,
-                                           options.what_if_alternatives))
+        for (WhatIf& q :
+             what_if_questions(i, traces[i], options.what_if_steps, options.what_if_alternatives))
             questions.push_back(std::move(q));
     std::vector<std::string> what_if_sources;
     TranslateExtras forced;
@@ -442,10 +450,9 @@ json explore_data(const LoadedRun& run, const std::string& run_dir, const Explor
     beam.keep_attention = true;
     DecodeOptions greedy = beam;
     greedy.beam_size = greedy.nbest = 1;
-    TranslateExtras traced;
-    traced.trace = true;
-    const std::vector<Translation> beams =
-        decode_with_progress(run, input.sources, beam, traced, options.progress, "beam search");
+    std::vector<BeamTrace> traces;
+    const std::vector<Translation> beams = decode_with_progress(
+        run, input.sources, beam, {}, options.progress, "beam search", &traces);
     const std::vector<Translation> greedies =
         decode_with_progress(run, input.sources, greedy, {}, options.progress, "greedy");
 
@@ -462,12 +469,12 @@ json explore_data(const LoadedRun& run, const std::string& run_dir, const Explor
     for (size_t i = 0; i < input.sources.size(); ++i) {
         sentences.push_back(sentence_json(run, input.sources[i],
                                           references.empty() ? nullptr : &references[i], beams[i],
-                                          greedies[i], beam, tokens));
+                                          traces[i], greedies[i], beam, tokens));
         greedy_texts.push_back(greedies[i].text);
         beam_texts.push_back(beams[i].text);
     }
     add_transformer_attention(run, input.sources, beams, greedies, sentences);
-    add_what_ifs(run, input.sources, beams, options, beam, sentences, tokens);
+    add_what_ifs(run, input.sources, traces, options, beam, sentences, tokens);
     json gradients_meta = add_gradients(run, input, beams, options, sentences);
 
     json texts = json::object();

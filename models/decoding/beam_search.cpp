@@ -1,4 +1,5 @@
-// Beam search (models/decoding/decoding.h), with its trace and forced prefixes (models/decoding/beam_trace.h).
+// Beam search (models/decoding/decoding.h), with its observer (models/decoding/beam_observer.h)
+// and forced prefixes.
 //
 // Notation. A source sentence x; a hypothesis y = y_1 .. y_n (SOS not counted); its
 // log-probability L(y) = Σ_t log p(y_t | y_<t, x), a sum of numbers <= 0, so L only goes down as
@@ -65,10 +66,10 @@
 // nbest of them (nbest <= K: a sentence never has more than K hypotheses).
 //
 // Extras (BeamSearchExtras), off by default. A forced prefix makes its next token the only
-// candidate of step 2 until the prefix is consumed (one live beam, no masks). The trace
-// (models/decoding/beam_trace.h) is recorded in steps 2-3: each expanded beam's most probable tokens
-// become child nodes with the reason they were masked, selection marks the survivors, and the
-// stopping rule and the final ranking give the last statuses and the n-best ranks.
+// candidate of step 2 until the prefix is consumed (one live beam, no masks). An observer
+// (BeamObserver, e.g. the explorer's trace) is told in steps 2-3 each expanded beam's most
+// probable tokens with the reason they were masked and each selected candidate, then how the
+// sentence stopped, how its hypotheses ended and which were returned.
 //
 #include <fmt/format.h>
 
@@ -93,7 +94,7 @@ struct Beam {
     double log_prob = 0;
     std::vector<std::vector<float>> attention;  // [len][S_b]
     std::vector<double> coverage;               // [S_b], Σ_t a_ts, only with a coverage penalty
-    int32_t node = 0;                           // its node in the trace, when tracing
+    int32_t observed = 0;                       // the observer's id of this prefix
 };
 
 // A possible extension b·v of live beam `beam` (index within its sentence) by `token`.
@@ -120,8 +121,15 @@ struct SentenceSearch {
     bool running = true;
     bool live_are_candidates = false;  // stopped by the length limit or a dead end
     const std::vector<int32_t>* forced_prefix = nullptr;  // BeamSearchExtras::forced_prefixes
-    BeamTrace* trace = nullptr;                           // null: not tracing
-    std::vector<int32_t> finished_nodes;                  // trace nodes of `finished`
+    std::vector<int32_t> finished_ids;                    // the observer's, of `finished`
+};
+
+// The observer of beam search, and which sentence it is told about; calls nothing when null.
+struct Observed {
+    BeamObserver* observer = nullptr;
+    size_t sentence = 0;
+    explicit operator bool() const { return observer != nullptr; }
+    BeamObserver* operator->() const { return observer; }
 };
 
 // Inserts `c` into `best` (sorted by ranks_before) if it is among the `limit` best so far.
@@ -184,68 +192,47 @@ void best_tokens(const real* row, int64_t vocab, size_t limit, const std::vector
     for (; v < int32_t(vocab); ++v) consider(v);
 }
 
-// ---- the trace (only when BeamSearchExtras::trace is set) ------------------------------------
+// ---- what the observer is told (only with BeamSearchExtras::observer) -----------------------
 
-// The children recorded for each live beam of the current step: (token, node id) pairs.
-using TracedChildren = std::vector<std::vector<std::pair<int32_t, int32_t>>>;
-
-int32_t add_trace_node(BeamTrace& trace, int32_t parent, int32_t token, double token_log_prob,
-                       NodeStatus status, const DecodeOptions& options) {
-    TraceNode node;
-    node.parent = parent;
-    node.step = trace.nodes[size_t(parent)].step + 1;
-    node.token = token;
-    node.token_log_prob = token_log_prob;
-    node.log_prob = trace.nodes[size_t(parent)].log_prob + token_log_prob;
-    node.length_penalty = length_penalty(node.step, options);
-    node.score = node.log_prob / node.length_penalty;
-    node.status = status;
-    trace.nodes.push_back(node);
-    return int32_t(trace.nodes.size()) - 1;
-}
-
-// Why token v may not follow `beam` (it is in `banned`), or `forced` (>= 0) when a forced
-// prefix chose another token; pruned (tentatively) when v is allowed.
-NodeStatus masked_status(int32_t v, const Beam& beam, const std::vector<int32_t>& banned,
-                         int32_t forced, const DecodeOptions& options) {
-    if (forced >= 0) return v == forced ? NodeStatus::pruned : NodeStatus::not_forced;
-    if (std::find(banned.begin(), banned.end(), v) == banned.end()) return NodeStatus::pruned;
+// Why token v may not follow `beam` (it is in `banned`), or not_forced when a forced prefix
+// (`forced` >= 0) chose another token.
+TokenMask mask_of(int32_t v, const Beam& beam, const std::vector<int32_t>& banned, int32_t forced,
+                  const DecodeOptions& options) {
+    if (forced >= 0) return v == forced ? TokenMask::none : TokenMask::not_forced;
+    if (std::find(banned.begin(), banned.end(), v) == banned.end()) return TokenMask::none;
     if (v == Vocab::EOS && int64_t(beam.tokens.size()) < options.min_length)
-        return NodeStatus::below_min_length;
-    if (v == Vocab::UNK && options.suppress_unk) return NodeStatus::unk_suppressed;
-    return NodeStatus::ngram_blocked;
+        return TokenMask::below_min_length;
+    if (v == Vocab::UNK && options.suppress_unk) return TokenMask::unk_suppressed;
+    return TokenMask::ngram_blocked;
 }
 
-// Records the kTraceAlternatives (or `free`, if more) most probable tokens of beam k's row,
-// masked or not, as children of its node. `is_banned` is all zeros on entry and exit.
-void trace_expansion(BeamTrace& trace, const Beam& beam, const real* row, int64_t vocab,
-                     size_t free, const std::vector<int32_t>& banned, int32_t forced,
-                     const DecodeOptions& options, std::vector<char>& is_banned,
-                     std::vector<std::pair<int32_t, int32_t>>& children) {
+// Tells the observer the alternatives() (or `free`, if more) most probable tokens of the beam's
+// row, masked or not. `is_banned` is all zeros on entry and exit.
+void observe_expansion(const Observed& observed, const Beam& beam, const real* row, int64_t vocab,
+                       size_t free, const std::vector<int32_t>& banned, int32_t forced,
+                       const DecodeOptions& options, std::vector<char>& is_banned) {
     std::vector<ScoredToken> top;
-    is_banned[Vocab::PAD] = is_banned[Vocab::SOS] = 1;  // never outputs: not worth a node
-    best_tokens(row, vocab, std::max(free, size_t(kTraceAlternatives)), is_banned, top);
+    is_banned[Vocab::PAD] = is_banned[Vocab::SOS] = 1;  // never outputs: not worth telling
+    best_tokens(row, vocab, std::max(free, size_t(std::max(observed->alternatives(), 0))),
+                is_banned, top);
     is_banned[Vocab::PAD] = is_banned[Vocab::SOS] = 0;
-    children.clear();
+    std::vector<SeenToken> seen;
     for (const ScoredToken& t : top)
-        children.push_back(
-            {t.token,
-             add_trace_node(trace, beam.node, t.token, t.log_prob,
-                            masked_status(t.token, beam, banned, forced, options), options)});
+        seen.push_back({t.token, t.log_prob, mask_of(t.token, beam, banned, forced, options)});
+    observed->expanded(observed.sentence, beam.observed, seen);
 }
 
 // ---- selection -------------------------------------------------------------------------------
 
 // The `free` best allowed candidates over all live beams of one sentence. `first_row` is the
-// batch row of its first live beam. When tracing, also records each beam's expansion.
+// batch row of its first live beam. Tells the observer, if any, each beam's expansion.
 std::vector<Candidate> best_candidates(const SentenceSearch& sentence, const StepOutput& out,
                                        int64_t first_row, size_t free, const DecodeOptions& options,
-                                       TracedChildren& traced) {
+                                       const Observed& observed) {
     std::vector<Candidate> best;
     std::vector<ScoredToken> of_beam;
     std::vector<int32_t> banned;
     std::vector<char> is_banned(size_t(out.vocab), 0);
-    if (sentence.trace) traced.assign(sentence.live.size(), {});
     for (size_t k = 0; k < sentence.live.size(); ++k) {
         const Beam& beam = sentence.live[k];
         const real* row = out.log_prob_row(first_row + int64_t(k));
@@ -271,9 +258,9 @@ std::vector<Candidate> best_candidates(const SentenceSearch& sentence, const Ste
                     best);
             }
         }
-        if (sentence.trace)
-            trace_expansion(*sentence.trace, beam, row, out.vocab, free, banned, forced, options,
-                            is_banned, traced[k]);
+        if (observed)
+            observe_expansion(observed, beam, row, out.vocab, free, banned, forced, options,
+                              is_banned);
     }
     return best;
 }
@@ -309,47 +296,20 @@ Hypothesis to_hypothesis(Beam beam, bool finished, const DecodeOptions& options)
     return h;
 }
 
-// Tracing: the node of selected candidate c (recorded by trace_expansion, or new), marked kept
-// or finished, and appended to the step's OpenNMT-style arrays.
-int32_t trace_selected(BeamTrace& trace, const Candidate& c, int32_t parent_node,
-                       const TracedChildren& traced, const DecodeOptions& options) {
-    int32_t node = -1;
-    for (const auto& [token, id] : traced[size_t(c.beam)])
-        if (token == c.token) node = id;
-    if (node < 0)
-        node = add_trace_node(trace, parent_node, c.token, c.token_log_prob, NodeStatus::kept,
-                              options);
-    trace.nodes[size_t(node)].status =
-        c.token == Vocab::EOS ? NodeStatus::finished : NodeStatus::kept;
-    trace.predicted_ids.back().push_back(c.token);
-    trace.beam_parent_ids.back().push_back(c.beam);
-    trace.scores.back().push_back(c.log_prob);
-    trace.selected_nodes.back().push_back(node);
-    return node;
+// The observer's ids of the live beams.
+std::vector<int32_t> observed_ids(const std::vector<Beam>& live) {
+    std::vector<int32_t> ids;
+    for (const Beam& beam : live) ids.push_back(beam.observed);
+    return ids;
 }
 
-// Tracing: hypothesis h ended at `node`; its final score (with the coverage penalty) is known.
-void trace_ended(BeamTrace& trace, const Hypothesis& h, int32_t node) {
-    TraceNode& n = trace.nodes[size_t(node)];
-    n.score = h.score;
-    n.coverage = h.score - h.log_prob / n.length_penalty;
-}
-
-// Tracing, at the end: the unfinished candidates (index >= num_finished) get their status and
-// score, the returned ones (`order`, best first) their rank.
-void trace_results(BeamTrace& trace, const std::vector<Hypothesis>& candidates,
-                   const std::vector<int32_t>& nodes, size_t num_finished,
-                   const std::vector<size_t>& order) {
-    for (size_t i = num_finished; i < nodes.size(); ++i) {
-        if (nodes[i] == 0) continue;  // a dead end at the root: nothing was expanded
-        trace.nodes[size_t(nodes[i])].status = NodeStatus::unfinished;
-        trace_ended(trace, candidates[i], nodes[i]);
-    }
-    for (size_t r = 0; r < order.size(); ++r) {
-        const int32_t node = nodes[order[r]];
-        trace.nbest_nodes.push_back(node);
-        if (node > 0) trace.nodes[size_t(node)].rank = int32_t(r + 1);
-    }
+// The sentence stops for `reason` (rules a-c at the top); with `live_are_candidates` its live
+// beams compete, unfinished, with the finished hypotheses.
+void stop(SentenceSearch& sentence, StopReason reason, bool live_are_candidates,
+          const Observed& observed) {
+    sentence.running = false;
+    sentence.live_are_candidates = live_are_candidates;
+    if (observed) observed->stopped(observed.sentence, reason, observed_ids(sentence.live));
 }
 
 // Steps 2-3 for one sentence: replaces its live beams by the selected candidates, moves the
@@ -357,24 +317,13 @@ void trace_results(BeamTrace& trace, const std::vector<Hypothesis>& candidates,
 // `parent_rows`. Then decides whether the sentence stops.
 void advance_sentence(SentenceSearch& sentence, const StepOutput& out, int64_t first_row,
                       int64_t attention_cols, const DecodeOptions& options,
-                      std::vector<int32_t>& parent_rows) {
+                      const Observed& observed, std::vector<int32_t>& parent_rows) {
     const size_t free = size_t(options.beam_size) - sentence.finished.size();
-    TracedChildren traced;
     const std::vector<Candidate> selected =
-        best_candidates(sentence, out, first_row, free, options, traced);
-    BeamTrace* trace = sentence.trace;
-    if (selected.empty()) {  // dead end: no live beam has an allowed continuation (rule b)
-        sentence.running = false;
-        sentence.live_are_candidates = true;
-        if (trace) trace->stop_reason = StopReason::dead_end;
-        return;
-    }
-    if (trace) {
-        trace->predicted_ids.emplace_back();
-        trace->beam_parent_ids.emplace_back();
-        trace->scores.emplace_back();
-        trace->selected_nodes.emplace_back();
-    }
+        best_candidates(sentence, out, first_row, free, options, observed);
+    if (selected.empty())  // dead end: no live beam has an allowed continuation (rule b)
+        return stop(sentence, StopReason::dead_end, true, observed);
+    if (observed) observed->selecting(observed.sentence);
     // A child starts from its parent's tokens, attention and coverage. The last child of each
     // parent takes them over (a move: the parent is not needed after this step); only a
     // parent's other children copy them.
@@ -388,15 +337,18 @@ void advance_sentence(SentenceSearch& sentence, const StepOutput& out, int64_t f
         Beam child = --children_left[size_t(c.beam)] == 0 ? std::move(parent) : parent;
         child.tokens.push_back(c.token);
         child.log_prob = c.log_prob;
-        if (trace) child.node = trace_selected(*trace, c, parent.node, traced, options);
+        if (observed)  // child.observed is still its parent's id
+            child.observed = observed->selected(observed.sentence, child.observed, c.beam, c.token,
+                                                c.token_log_prob, c.log_prob);
         if (out.attention)
             record_attention(out.attention_row(parent_row), attention_cols, options,
                              child.attention, child.coverage);
         if (c.token == Vocab::EOS) {
-            sentence.finished_nodes.push_back(child.node);
+            sentence.finished_ids.push_back(child.observed);
             sentence.finished.push_back(to_hypothesis(std::move(child), true, options));
-            if (trace)
-                trace_ended(*trace, sentence.finished.back(), sentence.finished_nodes.back());
+            if (observed)
+                observed->ended(observed.sentence, sentence.finished_ids.back(),
+                                sentence.finished.back());
         } else {
             next_live.push_back(std::move(child));
             next_parent_rows.push_back(int32_t(parent_row));
@@ -404,23 +356,60 @@ void advance_sentence(SentenceSearch& sentence, const StepOutput& out, int64_t f
     }
     sentence.live = std::move(next_live);
 
-    if (sentence.live.empty()) {  // rule a
-        sentence.running = false;
-        if (trace) trace->stop_reason = StopReason::all_finished;
-    } else if (int64_t(sentence.live.front().tokens.size()) >= sentence.max_length) {  // rule b
-        sentence.running = false;
-        sentence.live_are_candidates = true;
-        if (trace) trace->stop_reason = StopReason::max_length;
-    } else if (cannot_improve(sentence, options)) {  // rule c
-        sentence.running = false;
-        if (trace) {
-            trace->stop_reason = StopReason::cannot_improve;
-            for (const Beam& beam : sentence.live)
-                trace->nodes[size_t(beam.node)].status = NodeStatus::abandoned;
-        }
-    } else {
+    if (sentence.live.empty())  // rule a
+        stop(sentence, StopReason::all_finished, false, observed);
+    else if (int64_t(sentence.live.front().tokens.size()) >= sentence.max_length)  // rule b
+        stop(sentence, StopReason::max_length, true, observed);
+    else if (cannot_improve(sentence, options))  // rule c
+        stop(sentence, StopReason::cannot_improve, false, observed);
+    else
         parent_rows.insert(parent_rows.end(), next_parent_rows.begin(), next_parent_rows.end());
+}
+
+// The n-best of one stopped sentence, best first (stable: earlier finished first on ties); the
+// live beams compete too, unfinished, when the length limit or a dead end stopped it.
+std::vector<Hypothesis> nbest_of(SentenceSearch& sentence, const DecodeOptions& options,
+                                 const Observed& observed) {
+    std::vector<Hypothesis> candidates = std::move(sentence.finished);
+    std::vector<int32_t> ids = std::move(sentence.finished_ids);
+    if (sentence.live_are_candidates)
+        for (Beam& beam : sentence.live) {
+            ids.push_back(beam.observed);
+            candidates.push_back(to_hypothesis(std::move(beam), false, options));
+            if (observed) observed->ended(observed.sentence, ids.back(), candidates.back());
+        }
+    std::vector<size_t> order(candidates.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t x, size_t y) { return candidates[x].score > candidates[y].score; });
+    if (order.size() > size_t(options.nbest)) order.resize(size_t(options.nbest));
+    std::vector<Hypothesis> nbest;
+    std::vector<int32_t> nbest_ids;
+    for (size_t i : order) {
+        nbest.push_back(std::move(candidates[i]));
+        nbest_ids.push_back(ids[i]);
     }
+    if (observed) observed->ranked(observed.sentence, nbest_ids);
+    return nbest;
+}
+
+// One search per sentence of `initial`: its length limit, its empty prefix, its forced prefix.
+std::vector<SentenceSearch> start_sentences(int64_t num_sentences, const DecodeOptions& options,
+                                            const std::vector<int32_t>& source_lengths,
+                                            const BeamSearchExtras& extras, const char* who) {
+    if (!extras.forced_prefixes.empty() && int64_t(extras.forced_prefixes.size()) != num_sentences)
+        throw Error(fmt::format("{}: {} forced prefixes for {} sentences", who,
+                                extras.forced_prefixes.size(), num_sentences));
+    std::vector<SentenceSearch> sentences(static_cast<size_t>(num_sentences));
+    for (size_t b = 0; b < sentences.size(); ++b) {
+        SentenceSearch& sentence = sentences[b];
+        sentence.max_length = sentence_max_length(options, source_lengths, b);
+        sentence.live.emplace_back();  // the empty prefix, row b of `initial`
+        if (!extras.forced_prefixes.empty() && !extras.forced_prefixes[b].empty())
+            sentence.forced_prefix = &extras.forced_prefixes[b];
+        if (extras.observer) extras.observer->started(b, sentence.max_length, options);
+    }
+    return sentences;
 }
 
 }  // namespace
@@ -441,27 +430,8 @@ std::vector<std::vector<Hypothesis>> beam_search(const StepModel& model,
     NoGradGuard no_grad;
     if (!initial) throw Error(fmt::format("{}: no decoder state", who));
     check_options(options, *initial, source_lengths, who);
-
-    const int64_t num_sentences = initial->rows();
-    if (!extras.forced_prefixes.empty() && int64_t(extras.forced_prefixes.size()) != num_sentences)
-        throw Error(fmt::format("{}: {} forced prefixes for {} sentences", who,
-                                extras.forced_prefixes.size(), num_sentences));
-    std::vector<SentenceSearch> sentences(static_cast<size_t>(num_sentences));
-    if (extras.trace) extras.trace->assign(sentences.size(), BeamTrace{});
-    for (size_t b = 0; b < sentences.size(); ++b) {
-        SentenceSearch& sentence = sentences[b];
-        sentence.max_length = sentence_max_length(options, source_lengths, b);
-        sentence.live.emplace_back();  // the empty prefix, row b of `initial`
-        if (!extras.forced_prefixes.empty() && !extras.forced_prefixes[b].empty())
-            sentence.forced_prefix = &extras.forced_prefixes[b];
-        if (extras.trace) {
-            sentence.trace = &(*extras.trace)[b];
-            sentence.trace->nodes.emplace_back();  // the root, node 0
-            sentence.trace->beam_size = options.beam_size;
-            sentence.trace->nbest = options.nbest;
-            sentence.trace->max_length = sentence.max_length;
-        }
-    }
+    std::vector<SentenceSearch> sentences =
+        start_sentences(initial->rows(), options, source_lengths, extras, who);
 
     std::unique_ptr<DecoderState> state = std::move(initial);
     std::vector<int32_t> previous_tokens, parent_rows;
@@ -488,7 +458,8 @@ std::vector<std::vector<Hypothesis>> beam_search(const StepModel& model,
             const int64_t beams = int64_t(sentence.live.size());
             const int64_t attention_cols =
                 out.attention ? attention_columns(out, source_lengths, b, who) : 0;
-            advance_sentence(sentence, out, first_row, attention_cols, options, parent_rows);
+            advance_sentence(sentence, out, first_row, attention_cols, options,
+                             Observed{extras.observer, b}, parent_rows);
             first_row += beams;
         }
         // 4. Reorder / duplicate / drop rows for the next step.
@@ -496,27 +467,9 @@ std::vector<std::vector<Hypothesis>> beam_search(const StepModel& model,
         if (!is_identity(parent_rows, rows)) state = state->select(parent_rows);
     }
 
-    // The n-best of every sentence, best first (stable: earlier finished first on ties).
-    std::vector<std::vector<Hypothesis>> results(sentences.size());
-    for (size_t b = 0; b < sentences.size(); ++b) {
-        SentenceSearch& sentence = sentences[b];
-        std::vector<Hypothesis> candidates = std::move(sentence.finished);
-        std::vector<int32_t> nodes = std::move(sentence.finished_nodes);  // when tracing
-        const size_t num_finished = candidates.size();
-        if (sentence.live_are_candidates)
-            for (Beam& beam : sentence.live) {
-                nodes.push_back(beam.node);
-                candidates.push_back(to_hypothesis(std::move(beam), false, options));
-            }
-        std::vector<size_t> order(candidates.size());
-        std::iota(order.begin(), order.end(), 0);
-        std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
-            return candidates[x].score > candidates[y].score;
-        });
-        if (order.size() > size_t(options.nbest)) order.resize(size_t(options.nbest));
-        if (sentence.trace) trace_results(*sentence.trace, candidates, nodes, num_finished, order);
-        for (size_t i : order) results[b].push_back(std::move(candidates[i]));
-    }
+    std::vector<std::vector<Hypothesis>> results;
+    for (size_t b = 0; b < sentences.size(); ++b)
+        results.push_back(nbest_of(sentences[b], options, Observed{extras.observer, b}));
     return results;
 }
 

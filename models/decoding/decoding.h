@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "seqgrad/data/vocab.h"
-#include "seqgrad/models/decoding/beam_trace.h"
+#include "seqgrad/models/decoding/beam_observer.h"
 #include "seqgrad/models/model/step_model.h"
 
 namespace seqgrad {
@@ -73,8 +73,7 @@ double length_penalty(int64_t length, const DecodeOptions& options);
 // Uses min_length, max_length(_factor), no_repeat_ngram_size, suppress_unk, the length and
 // coverage penalties (for Hypothesis::score only) and keep_attention; ignores beam_size and nbest.
 // Returns one hypothesis per sentence, in input order.
-std::vector<Hypothesis> greedy_decode(const StepModel& model,
-                                                 std::unique_ptr<DecoderState> initial,
+std::vector<Hypothesis> greedy_decode(const StepModel& model, std::unique_ptr<DecoderState> initial,
                                       const DecodeOptions& options,
                                       const std::vector<int32_t>& source_lengths = {});
 
@@ -94,8 +93,9 @@ struct BeamSearchExtras {
     // prefix, the prefix's next token is its only candidate, masks (min_length, n-grams, UNK)
     // do not apply, and the beam holds that single hypothesis. The rest is searched as usual.
     std::vector<std::vector<int32_t>> forced_prefixes;
-    // Non-null: filled with one BeamTrace per sentence (input order), see models/decoding/beam_trace.h.
-    std::vector<BeamTrace>* trace = nullptr;
+    // Non-null: told what the search considers and decides, sentence by sentence
+    // (models/decoding/beam_observer.h; the explorer's BeamTraceRecorder records it as a tree).
+    BeamObserver* observer = nullptr;
 };
 
 std::vector<std::vector<Hypothesis>> beam_search(const StepModel& model,

@@ -59,6 +59,63 @@ bool fit_source_length(const ModelConfig& config, const TranslateExtras& extras,
     return true;
 }
 
+// Beam search's observer for one batch of translate(): tells `to` about each sentence under its
+// index among translate()'s inputs.
+class Renumbered : public BeamObserver {
+  public:
+    Renumbered(BeamObserver* to, const std::vector<size_t>& inputs) : to_(to), inputs_(inputs) {}
+    int alternatives() const override { return to_->alternatives(); }
+    void started(size_t b, int max_length, const DecodeOptions& options) override {
+        to_->started(inputs_[b], max_length, options);
+    }
+    void expanded(size_t b, int32_t prefix, const std::vector<SeenToken>& seen) override {
+        to_->expanded(inputs_[b], prefix, seen);
+    }
+    void selecting(size_t b) override { to_->selecting(inputs_[b]); }
+    int32_t selected(size_t b, int32_t prefix, int32_t beam, int32_t token, double token_log_prob,
+                     double log_prob) override {
+        return to_->selected(inputs_[b], prefix, beam, token, token_log_prob, log_prob);
+    }
+    void ended(size_t b, int32_t prefix, const Hypothesis& h) override {
+        to_->ended(inputs_[b], prefix, h);
+    }
+    void stopped(size_t b, StopReason reason, const std::vector<int32_t>& live) override {
+        to_->stopped(inputs_[b], reason, live);
+    }
+    void ranked(size_t b, const std::vector<int32_t>& nbest) override {
+        to_->ranked(inputs_[b], nbest);
+    }
+
+  private:
+    BeamObserver* to_;
+    const std::vector<size_t>& inputs_;
+};
+
+// One batch's n-best: beam search with the extras (forced prefixes, the observer) when any is
+// asked for, else greedy decoding at beam width 1 and beam search above. `inputs` are the
+// batch's rows' indices among translate()'s sources.
+std::vector<std::vector<Hypothesis>> decode_batch(const TranslationModel& model, const Batch& batch,
+                                                  const DecodeOptions& options,
+                                                  const TranslateExtras& extras,
+                                                  const std::vector<size_t>& inputs) {
+    std::unique_ptr<DecoderState> state = model.start_decoding(batch);
+    if (extras.observer || !extras.forced_prefixes.empty()) {
+        BeamSearchExtras beam_extras;
+        if (!extras.forced_prefixes.empty())
+            for (size_t i : inputs)
+                beam_extras.forced_prefixes.push_back(extras.forced_prefixes[i]);
+        Renumbered renumbered(extras.observer, inputs);
+        if (extras.observer) beam_extras.observer = &renumbered;
+        return beam_search(model, std::move(state), options, batch.src_lengths, beam_extras);
+    }
+    if (options.beam_size > 1)
+        return beam_search(model, std::move(state), options, batch.src_lengths);
+    std::vector<std::vector<Hypothesis>> nbest;
+    for (Hypothesis& h : greedy_decode(model, std::move(state), options, batch.src_lengths))
+        nbest.push_back({std::move(h)});
+    return nbest;
+}
+
 }  // namespace
 
 std::vector<Translation> translate(const TranslationModel& model, const Task& task,
@@ -78,7 +135,6 @@ std::vector<Translation> translate(const TranslationModel& model, const Task& ta
     if (!extras.forced_prefixes.empty() && extras.forced_prefixes.size() != sources.size())
         throw Error(fmt::format("translate: {} forced prefixes for {} sources",
                                 extras.forced_prefixes.size(), sources.size()));
-    const bool use_extras = extras.trace || !extras.forced_prefixes.empty();
     std::vector<Translation> results(sources.size());
     std::vector<std::vector<int32_t>> encoded(sources.size());
     std::vector<size_t> order;
@@ -99,33 +155,19 @@ std::vector<Translation> translate(const TranslationModel& model, const Task& ta
                 fmt::format("translate: interrupted after {} of {} sentences", start, order.size()),
                 ErrorKind::interrupted);
         size_t end = std::min(order.size(), start + size_t(batch_size));
+        const std::vector<size_t> inputs(order.begin() + std::ptrdiff_t(start),
+                                         order.begin() + std::ptrdiff_t(end));
         std::vector<EncodedPair> pairs;
         std::vector<size_t> indices;
         for (size_t k = start; k < end; ++k) {
             pairs.push_back({encoded[order[k]], {Vocab::EOS}});
             indices.push_back(k - start);
         }
-        Batch batch = make_batch(pairs, indices);
-        std::unique_ptr<DecoderState> state = model.start_decoding(batch);
-        std::vector<std::vector<Hypothesis>> nbest;
-        std::vector<BeamTrace> traces;
-        if (use_extras) {
-            BeamSearchExtras beam_extras;
-            if (!extras.forced_prefixes.empty())
-                for (size_t k = start; k < end; ++k)
-                    beam_extras.forced_prefixes.push_back(extras.forced_prefixes[order[k]]);
-            if (extras.trace) beam_extras.trace = &traces;
-            nbest = beam_search(model, std::move(state), options, batch.src_lengths, beam_extras);
-        } else if (options.beam_size <= 1) {
-            for (Hypothesis& h : greedy_decode(model, std::move(state), options, batch.src_lengths))
-                nbest.push_back({std::move(h)});
-        } else {
-            nbest = beam_search(model, std::move(state), options, batch.src_lengths);
-        }
+        std::vector<std::vector<Hypothesis>> nbest =
+            decode_batch(model, make_batch(pairs, indices), options, extras, inputs);
         for (size_t k = start; k < end; ++k) {
             Translation& t = results[order[k]];
             t.nbest = std::move(nbest[k - start]);
-            if (extras.trace) t.trace = std::move(traces[k - start]);
             if (!t.nbest.empty()) t.text = task.decode_target(t.nbest[0].tokens);
         }
     }

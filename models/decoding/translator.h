@@ -16,7 +16,6 @@ struct Translation {
     std::vector<std::string> source_tokens;  // as the model saw them (with <eos>)
     std::vector<Hypothesis> nbest;           // best first; tokens include EOS when finished
     std::string text;                        // the best hypothesis, detokenized
-    BeamTrace trace;                         // only with TranslateExtras::trace
     // The source was longer than the model reads and TranslateExtras::long_input is refuse:
     // not translated (no hypotheses, empty text).
     bool refused = false;
@@ -33,7 +32,9 @@ enum class LongInput { truncate, refuse };
 struct TranslateExtras {
     // Empty, or one per source: target token ids every hypothesis must start with.
     std::vector<std::vector<int32_t>> forced_prefixes;
-    bool trace = false;  // record each sentence's beam-search trace in Translation::trace
+    // Non-null: beam search's observer, told about each source by its index in `sources`
+    // (apps/explore/beam_trace.h records the trees).
+    BeamObserver* observer = nullptr;
     LongInput long_input = LongInput::truncate;
     // > 0: the longest source training read (data.max_source_len, ids with <eos>). A longer one
     // that a Transformer with sinusoidal positions still reads gets a length_note saying that
@@ -55,7 +56,7 @@ int64_t readable_length(const ModelConfig& config);
 std::vector<Translation> translate(const TranslationModel& model, const Task& task,
                                    const std::vector<std::string>& sources,
                                    const DecodeOptions& options, int batch_size = 64);
-// The same with extras. With a forced prefix or a trace, beam search runs even at beam width 1
+// The same with extras. With a forced prefix or an observer, beam search runs even at beam width 1
 // (which gives greedy decoding's output).
 std::vector<Translation> translate(const TranslationModel& model, const Task& task,
                                    const std::vector<std::string>& sources,

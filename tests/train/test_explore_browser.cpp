@@ -547,7 +547,7 @@ TEST_CASE(
         CHECK(t["predicted_ids"].size() == traced[i]["nbest"][0]["tokens"].size());
     }
     std::vector<Translation> forced =
-        translate(*run.model, run.task, {sources[0]}, options, TranslateExtras{{{5, 6}}, false});
+        translate(*run.model, run.task, {sources[0]}, options, TranslateExtras{{{5, 6}}, nullptr});
     CHECK(std::vector<int32_t>(forced[0].nbest[0].tokens.begin(),
                                forced[0].nbest[0].tokens.begin() + 2) ==
           std::vector<int32_t>{5, 6});

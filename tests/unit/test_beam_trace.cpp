@@ -1,9 +1,9 @@
-// The beam-search trace (models/decoding/beam_trace.h) and forced target prefixes: the trace must be a
+// The beam-search trace (apps/explore/beam_trace.h) and forced target prefixes: the trace must be a
 // faithful record of what beam_search did, checked on hand-built probability tables (where each
 // node's fate is known) and on random models (where the invariants must hold everywhere).
 #include <cmath>
 
-#include "seqgrad/models/decoding/beam_trace.h"
+#include "apps/explore/beam_trace.h"
 #include "seqgrad/models/decoding/decoding.h"
 #include "step_models.h"
 #include "test_util.h"
@@ -136,9 +136,10 @@ TEST_CASE("trace of a hand-built table: every node's fate and reason") {
     options.no_repeat_ngram_size = 2;
     options.suppress_unk = true;
     options.length_penalty = DecodeOptions::none;
-    std::vector<BeamTrace> traces;
+    BeamTraceRecorder recorder;
+    std::vector<BeamTrace>& traces = recorder.traces;
     BeamSearchExtras extras;
-    extras.trace = &traces;
+    extras.observer = &recorder;
     auto results = beam_search(model, model.initial_state(1), options, {}, extras)[0];
     REQUIRE(traces.size() == 1);
     const BeamTrace& trace = traces[0];
@@ -178,9 +179,10 @@ TEST_CASE("trace: stopping reasons, with the fate of the beams still live") {
     options.beam_size = 2;
     options.length_penalty = DecodeOptions::none;
     options.max_length = 10;
-    std::vector<BeamTrace> traces;
+    BeamTraceRecorder recorder;
+    std::vector<BeamTrace>& traces = recorder.traces;
     BeamSearchExtras extras;
-    extras.trace = &traces;
+    extras.observer = &recorder;
     auto results = beam_search(model, model.initial_state(1), options, {}, extras)[0];
     CHECK(traces[0].stop_reason == StopReason::cannot_improve);
     CHECK(status_at(traces[0], {b, b}) == NodeStatus::abandoned);
@@ -214,9 +216,10 @@ TEST_CASE("trace on random models: n-best, running scores and top-K hold at ever
             options.max_length = 12;
             INFO("seed " << seed << " setting " << setting);
             auto plain = beam_search(model, model.initial_state(ids, lengths), options, lengths);
-            std::vector<BeamTrace> traces;
+            BeamTraceRecorder recorder;
+            std::vector<BeamTrace>& traces = recorder.traces;
             BeamSearchExtras extras;
-            extras.trace = &traces;
+            extras.observer = &recorder;
             auto traced =
                 beam_search(model, model.initial_state(ids, lengths), options, lengths, extras);
             REQUIRE(traces.size() == ids.size());
@@ -237,9 +240,10 @@ TEST_CASE("the trace as JSON: OpenNMT/Sockeye array names, statuses, -inf as nul
     model.set({}, {{a, 0.5}, {b, 0.5}});
     DecodeOptions options;
     options.beam_size = options.nbest = 2;
-    std::vector<BeamTrace> traces;
+    BeamTraceRecorder recorder;
+    std::vector<BeamTrace>& traces = recorder.traces;
     BeamSearchExtras extras;
-    extras.trace = &traces;
+    extras.observer = &recorder;
     beam_search(model, model.initial_state(1), options, {}, extras);
     const std::vector<std::string> text = {"<pad>", "<s>", "</s>", "<unk>", "a", "b", "c", "d"};
     nlohmann::json j = beam_trace_json(traces[0], text);
@@ -264,10 +268,11 @@ TEST_CASE("forced prefix: every hypothesis starts with it, the rest is searched"
     DecodeOptions options;
     options.beam_size = options.nbest = 2;
     CHECK(beam_search(model, model.initial_state(1), options)[0][0].tokens == Tokens{a, EOS});
-    std::vector<BeamTrace> traces;
+    BeamTraceRecorder recorder;
+    std::vector<BeamTrace>& traces = recorder.traces;
     BeamSearchExtras extras;
     extras.forced_prefixes = {{b}};
-    extras.trace = &traces;
+    extras.observer = &recorder;
     auto results = beam_search(model, model.initial_state(1), options, {}, extras)[0];
     REQUIRE(results.size() == 2);
     CHECK(results[0].tokens == Tokens{b, c, EOS});

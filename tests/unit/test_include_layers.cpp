@@ -23,7 +23,9 @@
 //     knows nothing of runs and training;
 //   - what `seqgrad translate` compiles and loads (apps/cli/cmd_translate.cpp, load_run,
 //     the translator) includes no file of models/training/: inference never passes through the
-//     training room.
+//     training room;
+//   - the decoding interface includes beam search's observer, not the explorer's trace that
+//     implements it (models/ includes nothing of apps/).
 // The checker itself is tested on includes that break each rule.
 #include <doctest/doctest.h>
 
@@ -330,4 +332,10 @@ TEST_CASE("translate compiles and loads nothing of the training room") {
         if (file.rfind("models/training/", 0) == 0) training += " " + file;
     INFO("included by translate:", training);
     CHECK(training.empty());
+}
+
+TEST_CASE("the decoding interface knows the beam observer, not the explorer's trace") {
+    const auto closure = include_closure(library_includes(), {"models/decoding/decoding.h"});
+    CHECK(closure.count("models/decoding/beam_observer.h") == 1);
+    CHECK(closure.count("apps/explore/beam_trace.h") == 0);
 }

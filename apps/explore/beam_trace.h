@@ -1,6 +1,8 @@
-// BeamTrace: everything beam search considered for one sentence, as a tree, recorded on request
-// (beam_search's `BeamSearchExtras::trace`; off by default, nothing is recorded or paid for
-// when off). `seqgrad translate --trace` writes it as JSON lines, `seqgrad explore` draws it.
+// BeamTrace: everything beam search considered for one sentence, as a tree. BeamTraceRecorder
+// builds it as beam search's observer (models/decoding/beam_observer.h, handed to beam_search
+// in BeamSearchExtras::observer or to translate() in TranslateExtras::observer); beam search
+// itself knows nothing of it. `seqgrad translate --trace` writes it as JSON lines, `seqgrad
+// explore` draws it.
 //
 // The tree. Node 0 is the start symbol (step 0, the empty prefix). At step t every live beam b
 // is EXPANDED: its candidates b·v become children of b's node, with
@@ -19,10 +21,14 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "seqgrad/models/decoding/beam_observer.h"
+#include "seqgrad/models/decoding/decoding.h"
 
 namespace seqgrad {
 
@@ -43,16 +49,12 @@ enum class NodeStatus : uint8_t {
     below_min_length,  // masked: EOS before DecodeOptions::min_length tokens
     not_forced,        // not the token of the forced target prefix (BeamSearchExtras)
 };
+// The status of a token masked for `mask` (pruned, tentatively, when it was allowed).
+NodeStatus masked_status(TokenMask mask);
 // "kept", "finished", ..., the names used in the JSON and the HTML.
 const char* node_status_name(NodeStatus status);
 
-// Why the search of one sentence stopped.
-enum class StopReason : uint8_t {
-    all_finished,   // every slot of the beam ended with EOS (rule a, models/decoding/beam_search.cpp)
-    max_length,     // the live beams reached the sentence's length limit (rule b)
-    dead_end,       // no live beam had an allowed continuation (rule b)
-    cannot_improve  // no live beam could beat the nbest-th finished hypothesis (rule c)
-};
+// "all_finished", "max_length", ... (StopReason, models/decoding/beam_observer.h).
 const char* stop_reason_name(StopReason reason);
 
 struct TraceNode {
@@ -84,6 +86,32 @@ struct BeamTrace {
     int32_t steps() const { return int32_t(predicted_ids.size()); }
     // The tokens from the root to `node` (its prefix), without SOS.
     std::vector<int32_t> prefix(int32_t node) const;
+};
+
+// Beam search's observer that records one BeamTrace per sentence, in `traces` (numbered as the
+// sentences of the search, or of translate()'s inputs).
+class BeamTraceRecorder : public BeamObserver {
+  public:
+    std::vector<BeamTrace> traces;
+
+    int alternatives() const override { return kTraceAlternatives; }
+    void started(size_t sentence, int max_length, const DecodeOptions& options) override;
+    void expanded(size_t sentence, int32_t prefix, const std::vector<SeenToken>& seen) override;
+    void selecting(size_t sentence) override;
+    int32_t selected(size_t sentence, int32_t prefix, int32_t beam, int32_t token,
+                     double token_log_prob, double log_prob) override;
+    void ended(size_t sentence, int32_t prefix, const Hypothesis& h) override;
+    void stopped(size_t sentence, StopReason reason, const std::vector<int32_t>& live) override;
+    void ranked(size_t sentence, const std::vector<int32_t>& nbest) override;
+
+  private:
+    // A new node: child of `parent` by `token`.
+    int32_t add_node(BeamTrace& trace, int32_t parent, int32_t token, double token_log_prob,
+                     NodeStatus status) const;
+    DecodeOptions options_;
+    // Per sentence: each expanded node's children recorded by `expanded`, as the range
+    // [first, last) of node ids.
+    std::vector<std::map<int32_t, std::pair<int32_t, int32_t>>> expansions_;
 };
 
 // The trace as one JSON object (the schema is in docs/beam-search.md). `token_text` turns a
