@@ -20,7 +20,7 @@ namespace {
 
 const char* kHelp =
     R"(usage: seqgrad attention RUN_DIR "a source sentence" [--out heat.svg] [--csv FILE]
-                         [--beam K] [--checkpoint best|last] [--words]
+                         [--beam K] [--checkpoint best|last|NAME] [--words]
                          [--layer L] [--head H|mean]    (a Transformer run)
 
 Translates the sentence with the model trained in RUN_DIR (the words after RUN_DIR are joined
@@ -40,7 +40,8 @@ options:
   --out FILE        the SVG heatmap (default RUN_DIR/attention.svg)
   --csv FILE        also write the weights as CSV (one line per output token)
   --beam K          beam width; 1 = greedy (default: the run's decode.beam_size)
-  --checkpoint W    best (default; falls back to last when there is none) or last
+  --checkpoint W    best (default; falls back to last when there is none), last, or a
+                    checkpoint NAME of the run (averaged: `seqgrad average`)
   --words           for a BPE run: merge subwords into words ("Hun@@ ger" -> "Hunger"); a source
                     word's weight is the sum of its subwords' weights, an output word's row the
                     mean of its subwords' rows (rows still sum to 1). Without it the rows and

@@ -29,7 +29,7 @@ namespace {
 
 const char* kHelp =
     R"(usage: seqgrad eval RUN_DIR [--test FILE.tsv [FILE.tsv ...]] [--beam K] [--alpha A] [--out FILE]
-                    [--checkpoint best|last] [--limit N] [--length-penalty P]
+                    [--checkpoint best|last|NAME] [--limit N] [--length-penalty P]
                     [--coverage B] [--no-repeat-ngram N] [--summary-csv FILE]
                     [--metrics LIST] [--attention-stats] [--long-input P] [--tune-alpha]
 
@@ -71,7 +71,8 @@ options (decoding defaults: the run's config, section "decode"):
                     split (the first --limit pairs) at the beam (needs K >= 2), write it into
                     RUN_DIR/config.json as decode.alpha, saying so, and evaluate with it
   --out FILE        where the hypotheses go (default RUN_DIR/hyps.CHECKPOINT.beamK.txt)
-  --checkpoint W    best (default; falls back to last when there is none) or last
+  --checkpoint W    best (default; falls back to last when there is none), last, or a
+                    checkpoint NAME of the run (averaged: `seqgrad average`)
   --limit N         only the first N test pairs
   --length-penalty P  none, average (len^alpha) or gnmt (((5 + len) / 6)^alpha)
                     (decode.length_penalty; see models/decoding/decoding.h)

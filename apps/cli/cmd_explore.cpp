@@ -24,7 +24,7 @@ namespace {
 
 const char* kHelp =
     R"(usage: seqgrad explore RUN_DIR [--test FILE.tsv | --input FILE] [--limit N] [--beam K]
-                       [--alpha A] [--nbest N] [--checkpoint best|last] [--what-if-steps S]
+                       [--alpha A] [--nbest N] [--checkpoint best|last|NAME] [--what-if-steps S]
                        [--gradient-sentences N] [--ig-sentences N] [--ig-steps K]
                        [--tape-sentences N] [--no-gradients] [--long-input P]
                        [--live [--live-module DIR]] [--out FILE.html]
@@ -66,7 +66,8 @@ options (defaults: the run's config, section "decode"):
   --beam K            beam width (default: decode.beam_size if >= 2, else 5)
   --alpha A           length-penalty exponent (decode.alpha)
   --nbest N           hypotheses kept per sentence (default min(5, K))
-  --checkpoint W      best (default; falls back to last when there is none) or last
+  --checkpoint W      best (default; falls back to last when there is none), last, or a
+                      checkpoint NAME of the run (averaged: `seqgrad average`)
   --what-if-steps S   what-if alternatives over the first S steps (default 3; 0 = none)
   --gradient-sentences N  saliency and gradient flow for the first N sentences (default 40;
                       together they cost about what decoding them at beam 5 costs)

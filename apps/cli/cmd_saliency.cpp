@@ -23,7 +23,7 @@ namespace {
 
 const char* kHelp =
     R"(usage: seqgrad saliency RUN_DIR "a source sentence" [--method M] [--steps N] [--beam K]
-                        [--csv FILE] [--out FILE.svg] [--checkpoint best|last] [--words]
+                        [--csv FILE] [--out FILE.svg] [--checkpoint best|last|NAME] [--words]
 
 Translates the sentence with the model trained in RUN_DIR, then, for every output token y_t
 of the best hypothesis (<eos> included), differentiates f_t = log p(y_t | y_<t, x) with respect
@@ -48,7 +48,8 @@ options:
                     (and attention, when the model has it) for every method computed
   --out FILE.svg    the heatmap, each row scaled by its largest magnitude (default
                     RUN_DIR/saliency.svg)
-  --checkpoint W    best (default; falls back to last when there is none) or last
+  --checkpoint W    best (default; falls back to last when there is none), last, or a
+                    checkpoint NAME of the run (averaged: `seqgrad average`)
   --words           for a BPE run: merge subwords into words (a source word's value is the sum of
                     its subwords', an output word's row the mean of its subwords' rows), as
                     `seqgrad attention --words` does

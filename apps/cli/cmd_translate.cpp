@@ -26,7 +26,7 @@ namespace {
 
 const char* kHelp =
     R"(usage: seqgrad translate RUN_DIR [--input FILE] [--beam K] [--alpha A] [--nbest N]
-                         [--max-length L] [--checkpoint best|last] [--tokens]
+                         [--max-length L] [--checkpoint best|last|NAME] [--tokens]
                          [--prefix "target words"] [--trace FILE.jsonl]
                          [--long-input truncate|refuse]
 
@@ -46,7 +46,8 @@ options (defaults: the run's config, section "decode"):
                     the penalty of decode.length_penalty)
   --nbest N         print the N best hypotheses per input; needs N <= K, and K defaults to N
   --max-length L    at most L output tokens, EOS included  (decode.max_length)
-  --checkpoint W    best (default; falls back to last when there is none) or last
+  --checkpoint W    best (default; falls back to last when there is none), last, or a
+                    checkpoint NAME of the run (averaged: `seqgrad average`)
   --tokens          print the tokens (BPE subwords) of each translation instead of its text
   --prefix TEXT     force every translation to start with TEXT (target language, through
                     the target text pipeline; words the model does not know become <unk>)

@@ -71,6 +71,8 @@ std::string explore_html(const ExploreRequest& request, ExploreReport* report = 
 // set), or the run's own test split; without --limit applied. Throws Error when there are none.
 ExploreInput read_explore_input(const ExploreRequest& request, const Config& config);
 int cmd_bpe(const Argv& args);
+// `seqgrad average RUN_DIR --last N [--out NAME]` (apps/cli/cmd_average.cpp)
+int cmd_average(const Argv& args);
 
 // translate: the lines of `in`, without line ends; throws naming `name` and the 1-based line
 // number on a line that is not valid UTF-8.

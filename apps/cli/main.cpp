@@ -27,6 +27,7 @@ commands:
   explore RUN_DIR [--test FILE.tsv] [--limit N] [--out FILE.html]
                                                       one offline HTML file: corpus, beam
                                                       trees, attention, what-if, training
+  average RUN_DIR --last N [--out NAME]               average the last N kept checkpoints
   bleu REF [REF2 ...] < HYPS                          sacreBLEU-compatible BLEU
   bpe learn --merges N < corpus > codes               BPE subwords as subword-nmt learns them
   bpe apply CODES [--vocabulary FILE] < text          ... and applies them (also: vocab, undo,
@@ -61,6 +62,7 @@ int main(int argc, char** argv) {
         {"bleu", cmd_bleu},
         {"explore", cmd_explore},
         {"bpe", cmd_bpe},
+        {"average", cmd_average},
         {"plot", cmd_plot},
         {"exercises", cmd_exercises},
     };

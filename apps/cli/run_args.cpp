@@ -10,8 +10,11 @@ namespace seqgrad {
 
 LoadedRun load_run_from_args(const Args& args, const std::string& run_dir) {
     const std::string which = args.get("checkpoint", "best");
-    if (which != "best" && which != "last")
-        throw Error(fmt::format("--checkpoint: expected best or last, got \"{}\"", which));
+    if (which.empty() || which.find('/') != std::string::npos || which == "." || which == "..")
+        throw Error(fmt::format(
+            "--checkpoint: expected best, last or the name of a checkpoint in the run directory "
+            "(averaged: RUN_DIR/averaged.safetensors), got \"{}\"",
+            which));
     return load_run(run_dir, which);
 }
 

@@ -13,7 +13,8 @@
 namespace seqgrad {
 
 // The run in `run_dir` at the checkpoint --checkpoint names: best (the default; it falls back to
-// last when there is no best yet) or last. Throws seqgrad::Error on any other value.
+// last when there is no best yet), last, or another checkpoint of the run by name (averaged).
+// Throws seqgrad::Error on a name that is not a plain file name or has no file.
 LoadedRun load_run_from_args(const Args& args, const std::string& run_dir);
 
 // The run's decoding options (config section "decode") with --beam K: K >= 1, by default

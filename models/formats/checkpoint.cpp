@@ -31,7 +31,14 @@ nlohmann::json metadata_json(const SafetensorsFile& file, const std::string& key
 void save_checkpoint(const std::string& path, const Module& model,
                      const std::vector<std::pair<std::string, Tensor>>& extra_tensors,
                      const nlohmann::json& metadata) {
-    std::vector<std::pair<std::string, Tensor>> tensors = model.named_parameters();
+    save_checkpoint(path, model.named_parameters(), extra_tensors, metadata);
+}
+
+void save_checkpoint(const std::string& path,
+                     const std::vector<std::pair<std::string, Tensor>>& parameters,
+                     const std::vector<std::pair<std::string, Tensor>>& extra_tensors,
+                     const nlohmann::json& metadata) {
+    std::vector<std::pair<std::string, Tensor>> tensors = parameters;
     nlohmann::json extra_names = nlohmann::json::array();
     for (const auto& [name, tensor] : extra_tensors) {
         tensors.emplace_back(name, tensor);

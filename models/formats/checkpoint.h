@@ -34,6 +34,12 @@ namespace seqgrad {
 void save_checkpoint(const std::string& path, const Module& model,
                      const std::vector<std::pair<std::string, Tensor>>& extra_tensors,
                      const nlohmann::json& metadata);
+// The same for parameters given by name, in this order (weights computed outside a model, e.g.
+// the average of several checkpoints).
+void save_checkpoint(const std::string& path,
+                     const std::vector<std::pair<std::string, Tensor>>& parameters,
+                     const std::vector<std::pair<std::string, Tensor>>& extra_tensors,
+                     const nlohmann::json& metadata);
 
 // Reads a checkpoint (load_safetensors) and refuses it when any tensor, parameter or extra
 // (optimizer moments), holds NaN or ±Inf: the Error names the file, the tensor, the first bad

@@ -75,6 +75,8 @@ namespace seqgrad {
     FIELD(int, patience, 3, at_least(0), "early stopping: validations without improvement")       \
     FIELD(std::string, best_metric, "loss", one_of({"loss", "bleu", "chrf"}),                     \
           "what best and early stopping go by: validation loss, or BLEU / chrF (text tasks)")    \
+    FIELD(int, average_last, 0, between(0, 1000),                                                 \
+          "> 0: keep the last N validations' checkpoints and average them at the end")            \
     FIELD(uint64_t, seed, 1, any_value(), "initialisation, dropout and shuffling seed")           \
     FIELD(int, threads, 1, between(1, 256),                                                       \
           "threads for a training step (and BLAS threads for decoding)")                          \

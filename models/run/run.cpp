@@ -23,9 +23,14 @@ LoadedRun load_run(const std::string& run_dir, const std::string& which, bool lo
     std::string path = run_dir + "/" + which + ".safetensors";
     if (which == "best" && !std::filesystem::exists(path)) path = run_dir + "/last.safetensors";
     if (!std::filesystem::exists(path))
-        throw Error(
-            fmt::format("{}: no checkpoint ({}.safetensors or last.safetensors)", run_dir, which),
-            ErrorKind::not_found);
+        throw Error(which == "best" || which == "last"
+                        ? fmt::format("{}: no checkpoint ({}.safetensors or last.safetensors)",
+                                      run_dir, which)
+                        : fmt::format("{}: no such checkpoint (--checkpoint {}; an averaged "
+                                      "checkpoint is written by `seqgrad average` or "
+                                      "train.average_last)",
+                                      path, which),
+                    ErrorKind::not_found);
     const SafetensorsFile file = load_checkpoint(path);
     check_checkpoint_cell(file, run.config.model.cell);
     load_parameters(file, *run.model);

@@ -19,7 +19,9 @@ struct LoadedRun {
     std::string checkpoint_path;
 };
 
-// which: "best" or "last" (falls back to last when there is no best yet).
+// which: "best" (falls back to last when there is no best yet), "last", or the name of another
+// checkpoint in the run directory, RUN_DIR/<which>.safetensors ("averaged":
+// models/training/checkpoint_average.h).
 LoadedRun load_run(const std::string& run_dir, const std::string& which = "best",
                    bool load_data = false);
 

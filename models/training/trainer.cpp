@@ -18,6 +18,7 @@
 #include "seqgrad/models/formats/checkpoint.h"
 #include "seqgrad/models/model/translation_model.h"
 #include "seqgrad/models/run/task.h"
+#include "seqgrad/models/training/checkpoint_average.h"
 #include "seqgrad/models/training/data_parallel.h"
 #include "seqgrad/models/training/evaluation.h"
 #include "seqgrad/models/training/grad_norms.h"
@@ -138,6 +139,7 @@ class Run {
         if (!options_.quiet) fmt::print(stderr, "\n");
         if (stop_requested()) summary.interrupted = true;
         if (comm_.size() > 1) check_parameters_agree(comm_, *model_, progress_.step);
+        if (root_ && !summary.interrupted && t.average_last > 0) average(summary);
         if (root_ && !summary.interrupted && !task_.test.empty()) test(summary);
         if (metrics_) metrics_->sync();
         summary.steps = progress_.step;
@@ -195,6 +197,8 @@ class Run {
             save_bpe_codes(task_.pipeline, dir_);
             save_skipped_lines(task_, dir_);
             std::filesystem::remove(dir_ + "/best.safetensors");  // an older run's
+            std::filesystem::remove(dir_ + "/averaged.safetensors");
+            std::filesystem::remove_all(dir_ + "/checkpoints");
         }
         if (root_) write_file_atomically(dir_ + "/config.json", config_text);
     }
@@ -413,8 +417,7 @@ class Run {
                 progress_.step, valid_loss, std::exp(valid_loss), summary.metric_name, metric,
                 task_.is_dates() ? "" : fmt::format(", chrf {:.2f}", v.chrf),
                 improved ? fmt::format(" (best by {})", config_.train.best_metric) : std::string());
-        if (improved) save(dir_ + "/best.safetensors");
-        save(dir_ + "/last.safetensors");
+        save_validated(improved);
         if (cb && root_) cb(dir_);
         int patience = config_.train.patience;
         if (patience > 0 && progress_.bad_validations >= patience) {
@@ -424,6 +427,49 @@ class Run {
             return true;
         }
         return false;
+    }
+
+    // The checkpoints of a validation: best when it improved, the kept one (train.average_last)
+    // and last. The kept one is written before last: a run resumed from an older last writes it
+    // again, the same, as it passes this step.
+    void save_validated(bool improved) {
+        if (improved) save(dir_ + "/best.safetensors");
+        if (root_ && config_.train.average_last > 0)
+            keep_checkpoint(dir_, progress_.step, *model_,
+                            json{{"step", progress_.step},
+                                 {"epoch", progress_.epochs_completed},
+                                 {"config", run_config_json(config_, dir_)}},
+                            config_.train.average_last);
+        save(dir_ + "/last.safetensors");
+    }
+
+    // train.average_last: the last kept checkpoints averaged into averaged.safetensors, and
+    // its validation score printed next to the best checkpoint's. The average is measured in a
+    // model of its own: the training model, its RNG and `best` are left as they are.
+    void average(TrainSummary& summary) {
+        const size_t kept = kept_checkpoints(dir_).size();
+        if (kept == 0) return;
+        const int n = int(std::min(kept, size_t(config_.train.average_last)));
+        const std::string path = average_last_checkpoints(dir_, n);
+        Rng rng(config_.train.seed);
+        std::unique_ptr<TranslationModel> averaged = make_model(
+            config_.model, task_.source_vocab.size(), task_.target_vocab.size(), rng,
+            options_.fused);
+        load_parameters(load_checkpoint(path), *averaged);
+        const Validation v = measure_validation(*averaged, task_, *valid_batches_, config_);
+        summary.has_average = true;
+        summary.averaged_checkpoints = n;
+        summary.average_valid_loss = v.loss;
+        summary.average_valid_metric = v.metric;
+        const std::string& by = config_.train.best_metric;
+        const double best = by == "loss" ? -progress_.best_score : progress_.best_score;
+        if (!options_.quiet)
+            fmt::print(stderr,
+                       "averaged the last {} checkpoints into {} (--checkpoint averaged)\n"
+                       "validation of the average: loss {:.4f}, {} {:.2f}{}; the best "
+                       "checkpoint's {}: {:.4f}\n",
+                       n, path, v.loss, summary.metric_name, v.metric,
+                       task_.is_dates() ? "" : fmt::format(", chrf {:.2f}", v.chrf), by, best);
     }
 
     // The held-out test split, decoded greedily with the best checkpoint's weights. Ctrl-C

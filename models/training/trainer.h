@@ -39,6 +39,10 @@ struct TrainSummary {
     int validations = 0;  // run in this session
     bool has_test = false;
     double test_metric = 0;  // on the test split with the best checkpoint (greedy)
+    // train.average_last: the averaged checkpoint's validation (averaged.safetensors)
+    bool has_average = false;
+    int averaged_checkpoints = 0;
+    double average_valid_loss = 0, average_valid_metric = 0;
     double seconds = 0;
     bool interrupted = false;
     bool stopped_early = false;

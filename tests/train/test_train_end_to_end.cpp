@@ -3,6 +3,7 @@
 // applies its decoding switches and writes its summary row.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +13,7 @@
 
 #include "apps/cli/commands.h"
 #include "seqgrad/models/formats/checkpoint.h"
+#include "seqgrad/models/training/checkpoint_average.h"
 #include "seqgrad/models/training/trainer.h"
 
 using namespace seqgrad;
@@ -114,6 +116,8 @@ TEST_CASE(
             c.train.epochs = 100;
             c.train.threads = threads;
             c.train.batch_tokens = batch_tokens;
+            c.train.validate_every = 4;  // kept checkpoints at steps 4, 8, ..., 24: the last 3
+            c.train.average_last = 3;
             return c;
         };
         TrainOptions quiet;
@@ -128,16 +132,27 @@ TEST_CASE(
         TrainSummary s = train(config(resumed, 25), resume);
         CHECK(s.steps == 25);
 
-        SafetensorsFile a = load_safetensors(straight + "/last.safetensors");
-        SafetensorsFile b = load_safetensors(resumed + "/last.safetensors");
-        REQUIRE(a.tensors.size() == b.tensors.size());
-        REQUIRE(a.tensors.size() > 10);
-        for (size_t i = 0; i < a.tensors.size(); ++i) {
-            CAPTURE(a.tensors[i].name);
-            REQUIRE(a.tensors[i].name == b.tensors[i].name);
-            const Tensor &x = a.tensors[i].value, &y = b.tensors[i].value;
-            REQUIRE(x.numel() == y.numel());
-            CHECK(std::memcmp(x.data(), y.data(), sizeof(real) * x.numel()) == 0);
+        // last, the kept checkpoints (rotated: the resumed run kept 4, 8, 12 before it stopped)
+        // and their average
+        std::vector<std::string> files{"last.safetensors", "averaged.safetensors"};
+        for (const KeptCheckpoint& k : kept_checkpoints(straight))
+            files.push_back("checkpoints/" + std::filesystem::path(k.path).filename().string());
+        CHECK(files.size() == 2 + 3);
+        CHECK(kept_checkpoints(resumed).size() == 3);
+        CHECK(kept_checkpoints(resumed).front().step == 16);
+        for (const std::string& file : files) {
+            CAPTURE(file);
+            SafetensorsFile a = load_safetensors(straight + "/" + file);
+            SafetensorsFile b = load_safetensors(resumed + "/" + file);
+            REQUIRE(a.tensors.size() == b.tensors.size());
+            REQUIRE(a.tensors.size() > 10);
+            for (size_t i = 0; i < a.tensors.size(); ++i) {
+                CAPTURE(a.tensors[i].name);
+                REQUIRE(a.tensors[i].name == b.tensors[i].name);
+                const Tensor &x = a.tensors[i].value, &y = b.tensors[i].value;
+                REQUIRE(x.numel() == y.numel());
+                CHECK(std::memcmp(x.data(), y.data(), sizeof(real) * x.numel()) == 0);
+            }
         }
     }
 }
@@ -199,5 +214,50 @@ TEST_CASE("seqgrad eval: the decoding switches reach its summary row; bad values
     CHECK_THROWS_WITH(cmd_eval({dir, "--coverage", "-1"}), "--coverage: expected B >= 0, got -1");
     CHECK_THROWS_WITH(cmd_eval({dir, "--no-repeat-ngram", "-2"}),
                       "--no-repeat-ngram: expected N >= 0, got -2");
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("train.average_last and seqgrad average: eval, translate and explore read the average") {
+    Config c = small_dates_config(temp_run_dir("average"));
+    c.data.dates_train = 300;
+    c.train.epochs = 3;  // a validation, and a kept checkpoint, per epoch
+    c.train.average_last = 2;
+    TrainOptions quiet;
+    quiet.quiet = true;
+    TrainSummary s = train(c, quiet);
+    const std::string dir = c.output.run_dir;
+    CHECK(s.has_average);
+    CHECK(s.averaged_checkpoints == 2);
+    CHECK(std::isfinite(s.average_valid_loss));
+    REQUIRE(kept_checkpoints(dir).size() == 2);
+    CHECK(kept_checkpoints(dir).back().step == s.steps);
+    CHECK(std::filesystem::exists(dir + "/averaged.safetensors"));
+
+    CHECK(cmd_average({dir, "--last", "1", "--out", "newest"}) == 0);
+    // the newest kept checkpoint alone: its parameters exactly
+    SafetensorsFile newest = load_safetensors(dir + "/newest.safetensors");
+    SafetensorsFile kept = load_checkpoint(kept_checkpoints(dir).back().path);
+    REQUIRE(newest.tensors.size() == kept.tensors.size());
+    for (size_t i = 0; i < kept.tensors.size(); ++i)
+        CHECK(std::memcmp(newest.tensors[i].value.data(), kept.tensors[i].value.data(),
+                          sizeof(real) * kept.tensors[i].value.numel()) == 0);
+    CHECK(cmd_average({dir, "--last", "2"}) == 0);
+    CHECK(checkpoint_metadata(load_checkpoint(dir + "/averaged.safetensors"))["averaged_steps"]
+              .size() == 2);
+    CHECK(cmd_eval({dir, "--checkpoint", "averaged", "--limit", "10", "--out", dir + "/h.txt"}) ==
+          0);
+    CHECK(read_lines(dir + "/h.txt").size() == 10);
+    {
+        std::ofstream input(dir + "/in.txt");
+        input << "march 3 2001\n";
+    }
+    CHECK(cmd_translate({dir, "--checkpoint", "averaged", "--input", dir + "/in.txt"}) == 0);
+    CHECK(cmd_explore({dir, "--checkpoint", "averaged", "--limit", "2", "--out",
+                       dir + "/explore.html"}) == 0);
+    CHECK(std::filesystem::file_size(dir + "/explore.html") > 1000);
+    CHECK_THROWS_WITH_AS(cmd_average({dir, "--last", "3"}),
+                         doctest::Contains("2 kept checkpoints, cannot average the last 3"), Error);
+    CHECK_THROWS_WITH_AS(cmd_eval({dir, "--checkpoint", "nosuch"}),
+                         doctest::Contains("nosuch.safetensors: no such checkpoint"), Error);
     std::filesystem::remove_all(dir);
 }

@@ -5,10 +5,11 @@
 
 using namespace seqgrad;
 
-TEST_CASE("run options: --checkpoint must be best or last, before any file is read") {
-    const Args args({"no/such/run", "--checkpoint", "first"}, {"checkpoint"}, {});
+TEST_CASE("run options: --checkpoint must be a plain name, before any file is read") {
+    const Args args({"no/such/run", "--checkpoint", "../best"}, {"checkpoint"}, {});
     CHECK_THROWS_WITH_AS(load_run_from_args(args, "no/such/run"),
-                         doctest::Contains("--checkpoint: expected best or last, got \"first\""),
+                         doctest::Contains("--checkpoint: expected best, last or the name of a "
+                                           "checkpoint in the run directory"),
                          Error);
     // a valid choice gets as far as the missing run directory
     const Args last({"no/such/run", "--checkpoint", "last"}, {"checkpoint"}, {});
