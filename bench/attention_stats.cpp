@@ -1,19 +1,19 @@
 // What a model's attention does on a test set, by source-length bucket (docs/claims.md, claims
 // 3 and 8): the test pairs go through the model in batches of consecutive pairs, so a batch
-// mixes lengths as the file does; every target step is run with the gold previous token
-// (teacher forcing, through Seq2Seq::step, the decoding path) and its attention row measured:
+// mixes lengths as the file does; the model's teacher-forced pass (forward_loss, every target
+// step fed the gold previous token) fills a ForwardRecord (models/model/forward_record.h), and
+// every real step's attention row is measured:
 //   pad_weight    Σ_{s >= S_b} w_s, the weight on the padded positions of the row's batch
 //                 (exactly 0 with the mask on)
 //   entropy       H = −Σ_s w_s ln w_s (nats, over all positions), and H / ln S_b: 0 = one-hot,
 //                 1 = uniform over the S_b real positions
-//   score_var     the variance of the scores (before the softmax) over the S_b real positions.
-//                 Seq2Seq::step returns only the weights, so the step's attention is run again
-//                 from the decoder state (query: the state before the step for Bahdanau, after
-//                 it for Luong; models/model/seq2seq.h) for its AttentionResult::scores, and its
-//                 weights must equal the step's (else an error: the state's layout changed).
+//   score_var     the variance of the scores (before the softmax, the record's
+//                 attention_scores) over the S_b real positions.
+// A pass with a record keeps the batch's row order, so row b of every step is sentence b.
 // Then the same batches are decoded greedily: exact match and BLEU (corpus, sacreBLEU's 13a,
 // on the normalised text) per bucket. Prints a table; --csv also writes it as CSV (appended to,
-// the header written when the file is new), with the --label columns first.
+// the header written when the file is new), with the --label columns first. The model needs
+// attention per decoder step in its record: the RNN encoder-decoder's.
 //
 // usage: attention_stats (RUN_DIR [--checkpoint best|last] | --config FILE [--set k=v ...])
 //                        [--test FILE.tsv] [--limit N] [--batch B] [--buckets 20,40,...]
@@ -34,7 +34,7 @@
 #include "seqgrad/data/bleu.h"
 #include "seqgrad/models/decoding/decoding.h"
 #include "seqgrad/models/decoding/translator.h"
-#include "seqgrad/models/model/seq2seq.h"
+#include "seqgrad/models/model/translation_model.h"
 #include "seqgrad/models/run/run.h"
 
 using namespace seqgrad;
@@ -98,9 +98,9 @@ struct Model {
     Config config;
     Task task;
     std::unique_ptr<Rng> rng;
-    std::unique_ptr<Seq2Seq> fresh;
+    std::unique_ptr<TranslationModel> fresh;
     LoadedRun run;
-    const Seq2Seq* seq2seq = nullptr;
+    const TranslationModel* model = nullptr;
 };
 
 std::unique_ptr<Model> load_model(const Args& args) {
@@ -109,10 +109,10 @@ std::unique_ptr<Model> load_model(const Args& args) {
         m->config = Config::load(args.get("config"), args.all("set"));
         m->task = prepare_task(m->config, true);
         m->rng = std::make_unique<Rng>(m->config.train.seed);
-        m->fresh = std::make_unique<Seq2Seq>(m->config.model, m->task.source_vocab.size(),
-                                             m->task.target_vocab.size(), *m->rng);
+        m->fresh = make_model(m->config.model, m->task.source_vocab.size(),
+                              m->task.target_vocab.size(), *m->rng);
         m->fresh->eval();
-        m->seq2seq = m->fresh.get();
+        m->model = m->fresh.get();
     } else {
         if (args.positional().size() != 1)
             throw Error(
@@ -120,44 +120,32 @@ std::unique_ptr<Model> load_model(const Args& args) {
         m->run = load_run_from_args(args, args.positional()[0]);
         m->config = m->run.config;
         m->task = std::move(m->run.task);
-        m->seq2seq = dynamic_cast<const Seq2Seq*>(m->run.model.get());
-        if (!m->seq2seq)
-            throw Error(
-                fmt::format("attention_stats: {} holds a model.kind \"{}\" model; this "
-                            "benchmark measures RNN attention only",
-                            args.positional()[0], m->config.model.kind));
+        m->model = m->run.model.get();
     }
     if (m->config.model.attention == "none")
         throw Error("attention_stats: the model has no attention");
     return m;
 }
 
-// Every target step of `batch`, teacher-forced through Seq2Seq::step: each real step's attention
-// row goes to its sentence's bucket.
+// Every target step of `batch`, teacher-forced, from the model's forward record: each real
+// step's attention row goes to its sentence's bucket.
 void measure_attention(const Model& m, const Batch& batch, const std::vector<std::string>& names,
                        std::map<std::string, BucketStats>& buckets) {
-    const Seq2Seq& model = *m.seq2seq;
-    const bool luong = m.config.model.attention.rfind("luong", 0) == 0;
-    const int64_t B = batch.batch_size, T = batch.tgt_len, S = batch.src_len;
-    const std::unique_ptr<Seq2SeqState> state = model.initial_state(model.encode(batch));
-    for (int64_t t = 0; t < T; ++t) {
-        std::vector<int32_t> previous;
-        for (int64_t b = 0; b < B; ++b) previous.push_back(batch.tgt_in[size_t(b * T + t)]);
-        const Tensor query_before = state->layers.back().h, coverage_before = state->coverage;
-        const Tensor output_steps = Tensor::full({B}, real(state->step));
-        const StepResult step = model.step(previous, *state);
-        const AttentionResult again = model.decoder.attention->forward(
-            luong ? state->layers.back().h : query_before, state->encoder_outputs,
-            state->keys_projected, state->mask, output_steps, coverage_before);
-        for (int64_t i = 0; i < B * S; ++i)
-            if (std::fabs(again.weights.data()[i] - step.attention.data()[i]) > 1e-5)
-                throw Error(
-                    "attention_stats: the attention run again from the decoder state differs "
-                    "from the step's (has Seq2SeqState changed?)");
-        for (int64_t b = 0; b < B; ++b)
-            if (batch.tgt_out[size_t(b * T + t)] != Vocab::PAD)
-                add_row(buckets[names[size_t(b)]], step.attention.data() + b * S,
-                        again.scores.data() + b * S, S, batch.src_lengths[size_t(b)]);
+    const int64_t T = batch.tgt_len, S = batch.src_len;
+    ForwardRecord record;
+    m.model->forward_loss(batch, {}, &record);
+    if (record.attention.empty() || record.attention_scores.size() != record.attention.size())
+        throw Error(
+            fmt::format("a model.kind \"{}\" model records no attention per decoder step; "
+                        "this benchmark measures RNN attention only",
+                        m.config.model.kind));
+    for (size_t t = 0; t < record.attention.size(); ++t) {
+        const Tensor& weights = record.attention[t];  // [n_t,S]: the batch's first n_t rows
+        const Tensor& scores = record.attention_scores[t];
+        for (int64_t b = 0; b < weights.size(0); ++b)
+            if (batch.tgt_out[size_t(b * T + int64_t(t))] != Vocab::PAD)
+                add_row(buckets[names[size_t(b)]], weights.data() + b * S, scores.data() + b * S, S,
+                        batch.src_lengths[size_t(b)]);
     }
 }
 
@@ -165,9 +153,8 @@ void measure_attention(const Model& m, const Batch& batch, const std::vector<std
 void measure_decoding(const Model& m, const Batch& batch, const std::vector<SentencePair>& pairs,
                       const std::vector<size_t>& rows, const std::vector<std::string>& names,
                       const DecodeOptions& options, std::map<std::string, BucketStats>& buckets) {
-    const Seq2Seq& model = *m.seq2seq;
     const std::vector<Hypothesis> decoded =
-        greedy_decode(model, model.initial_state(model.encode(batch)), options, batch.src_lengths);
+        greedy_decode(*m.model, m.model->start_decoding(batch), options, batch.src_lengths);
     for (size_t b = 0; b < rows.size(); ++b) {
         BucketStats& stats = buckets[names[b]];
         std::vector<int32_t> ids = decoded[b].tokens;

@@ -36,7 +36,10 @@ struct ForwardRecord {
     std::vector<Tensor> encoder_step_states;
     // One entry per decoder step t, over the n_t rows still running at t (the batch's first
     // n_t rows; the rows after them have no target left):
-    std::vector<Tensor> attention;        // α_t [n_t,S] attention weights (none: empty)
+    std::vector<Tensor> attention;  // α_t [n_t,S] attention weights (none: empty)
+    // e_t [n_t,S] the scores α_t is the softmax of, before the mask (with the position bias and
+    // the coverage term, if on); padded positions hold the score they would have had
+    std::vector<Tensor> attention_scores;
     std::vector<Tensor> decoder_states;   // h_t [n_t,H] the top decoder layer's new state
     std::vector<Tensor> decoder_outputs;  // o_t: what the output projection reads at t
     // The tanh inputs of the score MLP [n_t,S,A] (Bahdanau W_q h_{t-1} + W_k k_s (+ b_k), Luong

@@ -235,6 +235,7 @@ Decoder::Step Decoder::step(const Tensor& embedded, const std::vector<RecurrentS
         s.state = stack_step(concat({embedded, a.context}, 1), state);
         s.output_state = s.top_hidden();
         s.attention_weights = a.weights;
+        s.attention_scores = a.scores;
         context = a.context;
     } else if (attention) {
         // Luong: the stack steps first, attend with the top layer's new state, ã = tanh(W_c [c; h])
@@ -245,6 +246,7 @@ Decoder::Step Decoder::step(const Tensor& embedded, const std::vector<RecurrentS
                                output_steps, coverage);
         s.output_state = tanh(combine->forward(concat({a.context, s.top_hidden()}, 1)));
         s.attention_weights = a.weights;
+        s.attention_scores = a.scores;
         context = a.context;
     } else {
         s.state = stack_step(embedded, state);
@@ -267,7 +269,10 @@ const Tensor& Decoder::attention_query(const std::vector<RecurrentState>& before
 
 void Decoder::record_step(const Step& s, const std::vector<RecurrentState>& before,
                           const Tensor& keys_projected, ForwardRecord& record) const {
-    if (s.attention_weights.defined()) record.attention.push_back(s.attention_weights);
+    if (s.attention_weights.defined()) {
+        record.attention.push_back(s.attention_weights);
+        record.attention_scores.push_back(s.attention_scores);
+    }
     record.decoder_states.push_back(s.top_hidden());
     record.decoder_outputs.push_back(s.projection_input);
     if (attention) {
@@ -366,14 +371,15 @@ LossOutput Seq2Seq::forward_loss(const Batch& batch, const EncodedSource& source
     const DecodedSteps decoded = decode_teacher_forced(batch, source, options, record);
     LossOutput result;
     result.num_tokens = count_targets(decoded.targets, Vocab::PAD);
-    result.loss = linear_cross_entropy(decoder.dropout.forward(decoded.states), decoder.out.weight,
-                                       decoder.out.bias, decoded.targets, Vocab::PAD,
-                                       Reduction::mean, real(options.label_smoothing),
-                                       &result.num_correct);
+    result.loss =
+        linear_cross_entropy(decoder.dropout.forward(decoded.states), decoder.out.weight,
+                             decoder.out.bias, decoded.targets, Vocab::PAD, Reduction::mean,
+                             real(options.label_smoothing), &result.num_correct);
     // + λ (1/N) Σ_t Σ_s min(α_{t,s}, c_{t,s}): See et al.'s coverage loss, per token as the CE
     if (decoded.coverage_overlap.defined() && result.num_tokens > 0)
-        result.loss = add(result.loss, mul(decoded.coverage_overlap,
-                                           real(options.coverage_loss / double(result.num_tokens))));
+        result.loss = add(
+            result.loss,
+            mul(decoded.coverage_overlap, real(options.coverage_loss / double(result.num_tokens))));
     return result;
 }
 
@@ -458,7 +464,8 @@ Seq2Seq::DecodedSteps Seq2Seq::decode_teacher_forced(const Batch& batch,
     Tensor feed = Tensor::zeros({B, config_.hidden_size});  // Luong's ã_{t-1} (input feeding)
     EncodedSource rows = source;                            // the running rows' source
     Tensor coverage;  // c_t [n_t, S] (model.coverage; undefined = 0 before the first step)
-    const bool with_coverage_loss = decoder.has_coverage() && options.coverage_loss > 0 && training();
+    const bool with_coverage_loss =
+        decoder.has_coverage() && options.coverage_loss > 0 && training();
     std::vector<Tensor> output_states;  // one [n_t, *] per step
     DecodedSteps decoded;
     decoded.targets.reserve(size_t(batch.num_target_tokens));

@@ -115,6 +115,7 @@ class Decoder : public Module {
         Tensor output_state;       // o_t [N,H]: h_t, or Luong's ã_t (the next step's feed)
         Tensor projection_input;   // what `out` reads: o_t, or [o_t; c_t; emb] (deep output)
         Tensor attention_weights;  // [N,S] (undefined for none)
+        Tensor attention_scores;   // [N,S] before the mask and softmax (undefined for none)
         Tensor coverage;           // c_{t+1} = c_t + α_t [N,S] (undefined without coverage)
         const Tensor& top_hidden() const { return state.back().h; }
     };
@@ -128,7 +129,7 @@ class Decoder : public Module {
     // The query the attention of step s read: h_{t-1} (Bahdanau, `before` = the states the step
     // started from) or h_t (Luong).
     const Tensor& attention_query(const std::vector<RecurrentState>& before, const Step& s) const;
-    // Appends step s's tensors to a ForwardRecord (attention, states, pre-activations).
+    // Appends step s's tensors to a ForwardRecord (attention, scores, states, pre-activations).
     void record_step(const Step& s, const std::vector<RecurrentState>& before,
                      const Tensor& keys_projected, ForwardRecord& record) const;
     Tensor project_keys(const Tensor& encoder_outputs) const;
@@ -187,8 +188,7 @@ class Seq2Seq : public TranslationModel {
                             ForwardRecord* record = nullptr) const override;
     // The same from a source already encoded by encode(batch), in the batch's row order.
     LossOutput forward_loss(const Batch& batch, const EncodedSource& source,
-                            const LossOptions& options = {},
-                            ForwardRecord* record = nullptr) const;
+                            const LossOptions& options = {}, ForwardRecord* record = nullptr) const;
 
     // Decoding (StepModel): one row per source sentence.
     std::unique_ptr<Seq2SeqState> initial_state(const EncodedSource& source) const;

@@ -2,8 +2,9 @@
 // model.output_layer, model.init, model.attention_bias, model.encoder_hidden_size (and, with the
 // recurrent cells, model.cell). For every combination: the teacher-forced loss equals the loss of
 // the same tokens fed one step at a time through Seq2Seq::step (the DecoderState carries every
-// layer), beam width 1 equals greedy, and every optimisation switch gives the same loss. Then the
-// parameter-parity test against the PyTorch tutorial model.
+// layer), the forward record's attention is the step decoder's row for row, beam width 1 equals
+// greedy, and every optimisation switch gives the same loss. Then the parameter-parity test
+// against the PyTorch tutorial model.
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,8 +19,8 @@
 #include "seqgrad/autograd/kernels/switches.h"
 #include "seqgrad/data/vocab.h"
 #include "seqgrad/models/decoding/decoding.h"
-#include "seqgrad/models/model/seq2seq.h"
 #include "seqgrad/models/formats/checkpoint.h"
+#include "seqgrad/models/model/seq2seq.h"
 #include "test_util.h"
 
 using namespace seqgrad;
@@ -137,6 +138,52 @@ TEST_CASE("model options: the teacher-forced loss equals the step-by-step decode
         const double loss = double(model.forward_loss(batch).loss.item());
         CHECK(std::isfinite(loss));
         CHECK(std::fabs(stepwise_loss(model, batch) - loss) <= 1e-12 * loss);
+    }
+}
+
+// The record keeps the batch's order: row b of step t is sentence b, for the n_t leading rows
+// still running at t (mixed_length_batch is not sorted by target length).
+TEST_CASE("model options: the forward record's attention is the step decoder's, row for row") {
+    const Batch batch = testing::mixed_length_batch(5);
+    const int64_t B = batch.batch_size, T = batch.tgt_len, S = batch.src_len;
+    for (const OptionCase& c : option_cases()) {
+        if (c.config.attention == "none") continue;
+        INFO(c.name);
+        Rng rng(23);
+        Seq2Seq model(c.config, 13, 13, rng);
+        model.eval();
+        NoGradGuard no_grad;
+        ForwardRecord record;
+        model.forward_loss(batch, {}, &record);
+        REQUIRE(record.attention.size() == size_t(T));
+        REQUIRE(record.attention_scores.size() == size_t(T));
+        auto state = model.initial_state(model.encode(batch));
+        int64_t compared = 0;
+        for (int64_t t = 0; t < T; ++t) {
+            std::vector<int32_t> previous(static_cast<size_t>(B));
+            for (int64_t b = 0; b < B; ++b) previous[size_t(b)] = batch.tgt_in[size_t(b * T + t)];
+            const Tensor step_weights = model.step(previous, *state).attention;
+            const Tensor& weights = record.attention[size_t(t)];
+            const Tensor& scores = record.attention_scores[size_t(t)];
+            REQUIRE(weights.shape() == scores.shape());
+            for (int64_t b = 0; b < weights.size(0); ++b) {
+                // α = softmax(e) over the row's real positions, and the step decoder's α
+                const int64_t valid = batch.src_lengths[size_t(b)];
+                const real* e = scores.data() + b * S;
+                const double top = double(*std::max_element(e, e + valid));
+                double z = 0;
+                for (int64_t s = 0; s < valid; ++s) z += std::exp(double(e[s]) - top);
+                for (int64_t s = 0; s < S; ++s) {
+                    const double expected = s < valid ? std::exp(double(e[s]) - top) / z : 0.0;
+                    CHECK(double(weights.data()[b * S + s]) ==
+                          doctest::Approx(expected).epsilon(1e-12));
+                    CHECK(double(weights.data()[b * S + s]) ==
+                          doctest::Approx(double(step_weights.data()[b * S + s])).epsilon(1e-12));
+                }
+                compared += 1;
+            }
+        }
+        CHECK(compared >= batch.num_target_tokens);
     }
 }
 
