@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer harnesses of tests/fuzz with clang (-fsanitize=fuzzer,address,undefined)
-# in build-fuzz/ and runs each for SECONDS (default 60), two at a time. Each starts from its seed
+# in build-fuzz/ and runs each for SECONDS (default 30), two at a time. Each starts from its seed
 # corpus (tests/fuzz/corpus/NAME) plus the regression inputs, and grows a working corpus in
 # build-fuzz/corpus/NAME (kept between runs, never written into the repository). Exits non-zero
 # if a harness crashes; the crashing input is build-fuzz/crashes/NAME-crash-*. A crash becomes a
 # regression test: fix it, then copy the input to tests/fuzz/regressions/NAME/ (ctest replays it).
-#   bash scripts/fuzz.sh                   every harness, 60 s each (what CI runs)
+#   bash scripts/fuzz.sh                   every harness, 30 s each (what CI runs)
 #   bash scripts/fuzz.sh 3600 safetensors  one harness for an hour (a long run)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seconds=${1:-60}
+seconds=${1:-30}
 shift || true
 all=$(sed -n 's/^seqgrad_fuzzer(\([a-z_0-9]*\))$/\1/p' tests/fuzz/CMakeLists.txt)
 names=${*:-$all}

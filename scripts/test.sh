@@ -5,7 +5,7 @@
 # with only the reference kernels (-DSEQGRAD_KERNELS=reference) running the unit tests and the
 # end-to-end training tests (the date task learns, resume is bit-exact); the
 # installed package built against by examples/ in float and double (scripts/install_example.sh);
-# every libFuzzer harness for SEQGRAD_FUZZ_SECONDS (default 60) each, two at a time
+# every libFuzzer harness for SEQGRAD_FUZZ_SECONDS (default 30) each, two at a time
 # (scripts/fuzz.sh, clang); then a sanitizer build (address + undefined) running the unit tests.
 # Exits non-zero on any failure.
 set -euo pipefail
@@ -62,7 +62,7 @@ ctest --test-dir build-reference --output-on-failure -j"$jobs" -R '^train/test_t
 phase "the reference-kernel build and its tests"
 bash scripts/install_example.sh build
 phase "the installed package"
-bash scripts/fuzz.sh "${SEQGRAD_FUZZ_SECONDS:-60}"
+bash scripts/fuzz.sh "${SEQGRAD_FUZZ_SECONDS:-30}"
 phase "the fuzzers"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DSEQGRAD_SANITIZE=ON -DSEQGRAD_BUILD_BENCH=OFF >/dev/null
 cmake --build build-asan -j"$jobs" --target unit_tests
