@@ -15,6 +15,7 @@
 #include "apps/explore/explore_html.h"
 #include "apps/explore/explore_runs.h"
 #include "apps/explore/live/live_page.h"
+#include "apps/explore/live/live_weights.h"
 #include "apps/plot/plot.h"
 #include "seqgrad/autograd/tensor.h"
 #include "seqgrad/data/file_io.h"
@@ -27,7 +28,8 @@ const char* kHelp =
                        [--alpha A] [--nbest N] [--checkpoint best|last|NAME] [--what-if-steps S]
                        [--gradient-sentences N] [--ig-sentences N] [--ig-steps K]
                        [--tape-sentences N] [--no-gradients] [--long-input P]
-                       [--live [--live-module DIR]] [--out FILE.html]
+                       [--live [--live-module DIR] [--live-weights f32|f16|auto]]
+                       [--out FILE.html]
        seqgrad explore RUN_A RUN_B [RUN_C ...] [the same options] --out FILE.html
 
 Writes one HTML file (CSS, JavaScript and data inline: it opens from disk with no network and
@@ -83,6 +85,11 @@ options (defaults: the run's config, section "decode"):
                       offline file. Open FILE.html#live=SENTENCE or FILE.html#view=train
   --live-module DIR   the folder holding seqgrad_live.js and seqgrad_live.wasm (default:
                       $SEQGRAD_LIVE_MODULE, else the build-wasm folder of these sources)
+  --live-weights W    how the page stores the weights: f32 (the default, as trained), f16
+                      (IEEE half: half the bytes, each weight rounded) or auto (f16 when the
+                      precomputed sentences decode to the same tokens with f16 weights, greedy
+                      and beam, else f32). f16 and auto first decode them natively with both
+                      and say how many differ
   --out FILE.html     where to write it (default RUN_DIR/explore.html, or RUN_DIR/live.html
                       with --live), atomically
 )";
@@ -141,6 +148,9 @@ void check_options(const ExploreRequest& request) {
         throw Error("explore --live: one run at a time (the page holds one model)");
     if (!request.live && !request.live_module.empty())
         throw Error("--live-module: only with --live");
+    if (!request.live && !request.live_weights.empty())
+        throw Error("--live-weights: only with --live");
+    if (!request.live_weights.empty()) live_weights_from_name(request.live_weights);
 }
 
 // The decode settings of `run` (its config's, overridden by the options).
@@ -187,6 +197,18 @@ void fit_to_model(const ExploreRequest& request, const LoadedRun& run, ExploreIn
         if (!input.references.empty()) fitted.references.push_back(input.references[i]);
     }
     input = std::move(fitted);
+}
+
+// The page's weights as --live-weights asks, compared on the sentences the page holds.
+void add_live_weights(const ExploreRequest& request, const LoadedRun& run,
+                      const ExploreInput& input, const ExploreOptions& options, LiveBundle& bundle,
+                      ExploreReport* report) {
+    const LiveWeightsChoice weights = choose_live_weights(
+        run, live_weights_from_name(request.live_weights.empty() ? "f32" : request.live_weights),
+        input.sources, options.decode);
+    bundle.files["best.safetensors"] = weights.file;
+    bundle.weights_dtype = dtype_name(weights.dtype);
+    if (report) report->live_weights = weights.note;
 }
 
 }  // namespace
@@ -240,6 +262,7 @@ std::string explore_html(const ExploreRequest& request, ExploreReport* report) {
             if (!input.references.empty()) input.references.resize(size_t(request.limit));
         }
         fit_to_model(request, runs[k], input, refused);
+        if (request.live) add_live_weights(request, runs[k], input, options[k], bundle, report);
         if (runs.size() > 1 && request.progress) fmt::print(stderr, "{}:\n", run_dirs[k]);
         data.push_back(explore_data(runs[k], run_dirs[k], input, options[k]));
     }
@@ -284,7 +307,7 @@ int cmd_explore(const Argv& argv) {
     Args args(argv,
               {"test", "input", "limit", "beam", "alpha", "nbest", "checkpoint", "what-if-steps",
                "out", "gradient-sentences", "ig-sentences", "ig-steps", "tape-sentences",
-               "long-input", "live-module"},
+               "long-input", "live-module", "live-weights"},
               {"help", "no-gradients", "live"});
     if (args.has("help")) {
         fmt::print("{}{}", kHelp, kLongInputHelp);
@@ -319,9 +342,11 @@ int cmd_explore(const Argv& argv) {
     request.long_input = args.get("long-input", "truncate");
     request.live = args.has("live");
     request.live_module = args.get("live-module");
+    request.live_weights = args.get("live-weights");
     const ExploreReport r = run_explore(request);
     fmt::print("wrote {} ({}, {} sentences)\n", r.path, human_size(r.bytes), r.sentences);
     if (!r.left_out.empty()) fmt::print("{}\n", r.left_out);
+    if (!r.live_weights.empty()) fmt::print("{}\n", r.live_weights);
     fmt::print("open it in a browser; FILE.html#sentence=N opens sentence N\n");
     if (r.refused > 0)
         fmt::print(stderr, "{} sentence{} left out as longer than the model reads\n", r.refused,

@@ -53,12 +53,16 @@ struct ExploreRequest {
     // (default: default_live_module_dir())
     bool live = false;
     std::string live_module;
+    // --live-weights: "f32" (the default when empty), "f16" or "auto"
+    // (apps/explore/live/live_weights.h)
+    std::string live_weights;
 };
 struct ExploreReport {
     std::string path;
     size_t bytes = 0, sentences = 0, available = 0;
-    size_t refused = 0;    // sentences left out as longer than the model reads (--long-input)
-    std::string left_out;  // what --limit left out, in words; empty when nothing
+    size_t refused = 0;        // sentences left out as longer than the model reads (--long-input)
+    std::string left_out;      // what --limit left out, in words; empty when nothing
+    std::string live_weights;  // --live: the weights' dtype, sizes and comparison, in words
 };
 // Writes the explore file atomically (default RUN_DIR/explore.html). Throws seqgrad::Error
 // naming the option, path or file on bad input, and naming both runs and the first differing

@@ -30,14 +30,14 @@ nlohmann::json metadata_json(const SafetensorsFile& file, const std::string& key
 
 void save_checkpoint(const std::string& path, const Module& model,
                      const std::vector<std::pair<std::string, Tensor>>& extra_tensors,
-                     const nlohmann::json& metadata) {
-    save_checkpoint(path, model.named_parameters(), extra_tensors, metadata);
+                     const nlohmann::json& metadata, Dtype dtype) {
+    save_checkpoint(path, model.named_parameters(), extra_tensors, metadata, dtype);
 }
 
 void save_checkpoint(const std::string& path,
                      const std::vector<std::pair<std::string, Tensor>>& parameters,
                      const std::vector<std::pair<std::string, Tensor>>& extra_tensors,
-                     const nlohmann::json& metadata) {
+                     const nlohmann::json& metadata, Dtype dtype) {
     std::vector<std::pair<std::string, Tensor>> tensors = parameters;
     nlohmann::json extra_names = nlohmann::json::array();
     for (const auto& [name, tensor] : extra_tensors) {
@@ -54,7 +54,7 @@ void save_checkpoint(const std::string& path,
         {kMetadataKey, metadata.dump()},
         {kExtraTensorsKey, extra_names.dump()},
     };
-    save_safetensors(path, tensors, file_metadata);
+    save_safetensors(path, tensors, file_metadata, dtype);
 }
 
 SafetensorsFile load_checkpoint(const std::string& path) {

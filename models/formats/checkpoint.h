@@ -10,7 +10,8 @@
 //                 load_parameters can tell them from parameters of some other model
 //                 "format": "pt", which Hugging Face tools look for
 // Values are stored in the native dtype of `real`, so a save/load round trip is bit-exact and
-// a resumed run continues exactly where the saved one stopped.
+// a resumed run continues exactly where the saved one stopped; F16 (half the bytes of F32, each
+// value rounded to the nearest half) when the caller asks for it, as the live page may.
 #pragma once
 
 #include <array>
@@ -30,16 +31,17 @@ namespace seqgrad {
 // when an extra tensor's name clashes with a parameter or another extra tensor, when a
 // parameter or extra tensor holds NaN or ±Inf (a diverged model never replaces a good file:
 // the message names the tensor, the first bad index and how many values are bad), or when the
-// file cannot be written. On any error the file at `path` is left as it was.
+// file cannot be written. On any error the file at `path` is left as it was. `dtype`: as
+// save_safetensors (F16 also refuses a value too large for a half, naming the tensor).
 void save_checkpoint(const std::string& path, const Module& model,
                      const std::vector<std::pair<std::string, Tensor>>& extra_tensors,
-                     const nlohmann::json& metadata);
+                     const nlohmann::json& metadata, Dtype dtype = kNativeDtype);
 // The same for parameters given by name, in this order (weights computed outside a model, e.g.
 // the average of several checkpoints).
 void save_checkpoint(const std::string& path,
                      const std::vector<std::pair<std::string, Tensor>>& parameters,
                      const std::vector<std::pair<std::string, Tensor>>& extra_tensors,
-                     const nlohmann::json& metadata);
+                     const nlohmann::json& metadata, Dtype dtype = kNativeDtype);
 
 // Reads a checkpoint (load_safetensors) and refuses it when any tensor, parameter or extra
 // (optimizer moments), holds NaN or ±Inf: the Error names the file, the tensor, the first bad

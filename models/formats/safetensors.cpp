@@ -61,6 +61,51 @@ std::optional<Dtype> dtype_from_name(const std::string& name) {
     return std::nullopt;
 }
 
+// ---- IEEE half precision ---------------------------------------------------------------------
+//
+// Both directions work on the bits of a double (a float converts to a double exactly, so one
+// rounding serves both builds): sign, 11 exponent bits of bias 1023, 52 mantissa bits.
+
+uint16_t to_half_bits(double value) {
+    uint64_t bits;
+    std::memcpy(&bits, &value, sizeof bits);
+    const uint16_t sign = uint16_t((bits >> 48) & 0x8000);
+    const uint64_t magnitude = bits & 0x7fffffffffffffffull;
+    if (magnitude > 0x7ff0000000000000ull) return sign | 0x7e00;   // NaN: a quiet NaN
+    if (magnitude >= 0x40effe0000000000ull) return sign | 0x7c00;  // >= 65520 (or inf): inf
+    const int exponent = int(magnitude >> 52);                     // biased by 1023
+    // Keeps the top bits of `mantissa` above `shift`, rounding the rest to nearest, ties to even.
+    auto round_shift = [](uint64_t mantissa, int shift) {
+        const uint64_t kept = mantissa >> shift, rest = mantissa & ((uint64_t(1) << shift) - 1),
+                       halfway = uint64_t(1) << (shift - 1);
+        return kept + (rest > halfway || (rest == halfway && (kept & 1)) ? 1 : 0);
+    };
+    if (exponent < 1023 - 14) {  // below 2^-14, the smallest normal half: a subnormal, or 0
+        if (exponent < 1023 - 25) return sign;  // below 2^-25, half the smallest subnormal: 0
+        // value = m × 2^(exponent-1075) = (m × 2^(exponent-1051)) × 2^-24, and 2^-24 is the
+        // subnormals' step; a carry into bit 10 gives the smallest normal, correctly encoded
+        const uint64_t m = (magnitude & 0xfffffffffffffull) | (uint64_t(1) << 52);
+        return sign | uint16_t(round_shift(m, 1051 - exponent));
+    }
+    // normal: drop 42 mantissa bits and rebias the exponent from 1023 to 15; a carry out of the
+    // mantissa moves to the next exponent, as it should (65520 and up were caught above)
+    return sign | uint16_t(round_shift(magnitude, 42) - (uint64_t(1023 - 15) << 10));
+}
+
+double from_half_bits(uint16_t h) {
+    const int exponent = (h >> 10) & 0x1f;
+    const int mantissa = h & 0x3ff;
+    double magnitude;
+    if (exponent == 0)  // zero or subnormal: mantissa × 2^-24
+        magnitude = std::ldexp(double(mantissa), -24);
+    else if (exponent == 31)  // infinity or NaN
+        magnitude = mantissa ? std::numeric_limits<double>::quiet_NaN()
+                             : std::numeric_limits<double>::infinity();
+    else  // normal: (1 + mantissa/1024) × 2^(exponent-15)
+        magnitude = std::ldexp(double(mantissa | 0x400), exponent - 25);
+    return (h & 0x8000) ? -magnitude : magnitude;
+}
+
 // ---- little-endian bytes <-> values -----------------------------------------------------------
 //
 // Values are assembled byte by byte with shifts, so the code is correct whatever the byte
@@ -99,21 +144,6 @@ Bits to_bits(T value) {
     return bits;
 }
 
-// IEEE half precision: 1 sign bit, 5 exponent bits (bias 15), 10 mantissa bits.
-float half_to_float(uint16_t h) {
-    int exponent = (h >> 10) & 0x1f;
-    int mantissa = h & 0x3ff;
-    float magnitude;
-    if (exponent == 0)  // zero or subnormal: mantissa × 2^-24
-        magnitude = std::ldexp(float(mantissa), -24);
-    else if (exponent == 31)  // infinity or NaN
-        magnitude = mantissa ? std::numeric_limits<float>::quiet_NaN()
-                             : std::numeric_limits<float>::infinity();
-    else  // normal: (1 + mantissa/1024) × 2^(exponent-15)
-        magnitude = std::ldexp(float(mantissa | 0x400), exponent - 25);
-    return (h & 0x8000) ? -magnitude : magnitude;
-}
-
 // bfloat16 is the upper half of a float.
 float bfloat16_to_float(uint16_t b) {
     return from_bits<float>(uint32_t(b) << 16);
@@ -141,7 +171,7 @@ real decode_element(const Byte* p, Dtype dtype) {
         case Dtype::I64:
             return real(from_bits<int64_t>(load_little_endian(p, 8)));
         case Dtype::F16:
-            return real(half_to_float(uint16_t(load_little_endian(p, 2))));
+            return real(from_half_bits(uint16_t(load_little_endian(p, 2))));
         case Dtype::BF16:
             return real(bfloat16_to_float(uint16_t(load_little_endian(p, 2))));
         case Dtype::F32:
@@ -152,13 +182,35 @@ real decode_element(const Byte* p, Dtype dtype) {
     throw Error("unknown Dtype value");
 }
 
-// Appends the bytes of `count` values stored as F32 or F64.
+// Appends the bytes of `count` values stored as F16, F32 or F64.
 void encode_values(const real* values, int64_t count, Dtype dtype, std::vector<Byte>& out) {
     for (int64_t i = 0; i < count; ++i) {
-        if (dtype == Dtype::F32)
+        if (dtype == Dtype::F16)
+            append_little_endian(out, to_half_bits(double(values[i])), 2);
+        else if (dtype == Dtype::F32)
             append_little_endian(out, to_bits<uint32_t>(float(values[i])), 4);
         else
             append_little_endian(out, to_bits<uint64_t>(double(values[i])), 8);
+    }
+}
+
+// F16 holds neither NaN's payload nor a magnitude of 65520 or more (it would round to inf):
+// refuse both before anything is written, naming the tensor, the index and the value.
+void check_fits_half(const std::string& path,
+                     const std::vector<std::pair<std::string, Tensor>>& tensors) {
+    for (const auto& [name, tensor] : tensors) {
+        if (!tensor.defined()) continue;  // make_header names it
+        for (int64_t i = 0; i < tensor.numel(); ++i) {
+            const double value = double(tensor.data()[i]);
+            if (std::isnan(value))
+                throw Error(fmt::format(
+                    "cannot save '{}' as F16: tensor '{}' holds NaN at index {}", path, name, i));
+            if (std::isfinite(value) && std::isinf(round_to_half(value)))
+                throw Error(fmt::format(
+                    "cannot save '{}' as F16: tensor '{}' holds {} at index {}, beyond the "
+                    "largest half (65504)",
+                    path, name, value, i));
+        }
     }
 }
 
@@ -230,9 +282,11 @@ void write_data(const std::string& path, const std::string& header,
 void save_safetensors(const std::string& path,
                       const std::vector<std::pair<std::string, Tensor>>& tensors,
                       const std::map<std::string, std::string>& metadata, Dtype dtype) {
-    if (dtype != Dtype::F32 && dtype != Dtype::F64)
-        throw Error(fmt::format("cannot save '{}': tensors can be written as F32 or F64, not {}",
-                                path, dtype_name(dtype)));
+    if (dtype != Dtype::F16 && dtype != Dtype::F32 && dtype != Dtype::F64)
+        throw Error(
+            fmt::format("cannot save '{}': tensors can be written as F16, F32 or F64, not {}", path,
+                        dtype_name(dtype)));
+    if (dtype == Dtype::F16) check_fits_half(path, tensors);
     std::string header = make_header(path, tensors, metadata, dtype);
 
     try {

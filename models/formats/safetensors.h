@@ -17,6 +17,7 @@
 // reports a corrupt file as a seqgrad::Error naming the file, never a crash.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -28,7 +29,7 @@
 namespace seqgrad {
 
 // Element types of the format. Any of them can be loaded (values are converted to `real`);
-// F32 and F64 can be written.
+// F16, F32 and F64 can be written.
 enum class Dtype { BOOL, U8, I8, U16, I16, U32, I32, U64, I64, F16, BF16, F32, F64 };
 
 const char* dtype_name(Dtype dtype);  // "F32"
@@ -39,14 +40,27 @@ std::optional<Dtype> dtype_from_name(const std::string& name);
 // rest is for people.
 std::string without_exception_id(const std::string& message);
 
+// IEEE half precision (F16: 1 sign bit, 5 exponent bits of bias 15, 10 mantissa bits).
+// to_half_bits rounds to the nearest half, ties to even, subnormals included; a magnitude of
+// 65520 or more (past the largest half, 65504, by half a step) becomes ±inf, NaN a quiet NaN.
+// from_half_bits is exact.
+uint16_t to_half_bits(double value);
+double from_half_bits(uint16_t bits);
+// `value` rounded to the nearest half and back (what an F16 round trip gives).
+inline double round_to_half(double value) {
+    return from_half_bits(to_half_bits(value));
+}
+
 // The dtype that holds a `real` exactly: F32 in the float build, F64 in the double build.
 constexpr Dtype kNativeDtype = sizeof(real) == 4 ? Dtype::F32 : Dtype::F64;
 
 // Writes `tensors` (in the given order) and `metadata` to `path`, atomically: the bytes go to
 // "PATH.tmp-<pid>", are flushed to disk, and that file is renamed over PATH. Values are stored
-// as `dtype` (F32 or F64; the default makes a round trip bit-exact). Throws Error on duplicate
-// or reserved names, or when the file cannot be written (the message names the path and says
-// why); PATH is then left as it was.
+// as `dtype` (F16, F32 or F64; the default makes a round trip bit-exact; F16 rounds each value
+// to the nearest half). Throws Error on duplicate or reserved names, when the file cannot be
+// written (the message names the path and says why), and for F16 when a value is NaN or too
+// large for a half (the message names the tensor, the index and the value); PATH is then left
+// as it was.
 void save_safetensors(const std::string& path,
                       const std::vector<std::pair<std::string, Tensor>>& tensors,
                       const std::map<std::string, std::string>& metadata,

@@ -12,10 +12,14 @@
      sentences with `seqgrad saliency --csv`: equal to 1e-4 relative (of the row's largest);
    - a typed hostile sentence (#live=...) is decoded and shown as text, an over-long one refused
      with a message, and nothing was fetched;
-4. opens #view=train&autostart=1&steps=N and checks that the loss fell.
+4. opens #view=train&autostart=1&steps=N and checks that the loss fell;
+5. writes the page again with --live-weights f16 (the first 20 sentences) and checks that the
+   page's greedy and beam tokens equal `seqgrad translate`'s with the page's own F16 weights (taken
+   out of the file), and that the count of sentences the command said differ from float32 is right.
 Exits non-zero on the first failure, saying what differed.
 """
 import argparse
+import base64
 import csv
 import json
 import os
@@ -40,22 +44,76 @@ def fail(message):
 
 
 def open_page(chromium, url, until, timeout):
+    # an engine that did not start (liveTest.ready false) ends the wait at once
+    until = "(typeof liveTest !== 'undefined' && liveTest.ready === false) || ({})".format(until)
     out = subprocess.run(["/usr/bin/python3", os.path.join(HERE, "chromium_pipe.py"), chromium, url,
                           until, str(timeout)], capture_output=True, text=True)
     if not out.stdout.strip():
         fail("the browser gave nothing: " + out.stderr[-2000:])
     page = json.loads(out.stdout)
+    live = page.get("selftest", {}).get("live", {})
+    if live.get("ready") is False:
+        fail("the engine did not start in the page: {}".format(live.get("errors")))
     if page["timed_out"]:
         fail("the page did not finish in {} s: {}".format(timeout, json.dumps(page)[:3000]))
     return page
 
 
-def trace_tokens(seqgrad, run_dir, sources_file, beam, work):
-    trace = os.path.join(work, "trace-{}.jsonl".format(beam))
-    run([seqgrad, "translate", run_dir, "--input", sources_file, "--beam", str(beam), "--trace", trace])
+def trace_tokens(seqgrad, run_dir, sources_file, beam, work, checkpoint="best"):
+    trace = os.path.join(work, "trace-{}-{}.jsonl".format(checkpoint, beam))
+    run([seqgrad, "translate", run_dir, "--input", sources_file, "--beam", str(beam), "--trace", trace,
+         "--checkpoint", checkpoint])
     with open(trace) as f:
         return [json.loads(line)["nbest"][0]["tokens"] if json.loads(line).get("nbest") else []
                 for line in f if line.strip()]
+
+
+def page_blocks(path):
+    """The page's data block and its live block, as JSON."""
+    text = open(path, encoding="utf-8").read()
+    blocks = []
+    for tag in ('<script id="seqgrad-data" type="application/json">',
+                '<script id="seqgrad-live" type="application/json">'):
+        start = text.index(tag) + len(tag)
+        blocks.append(json.loads(text[start:text.index("</script>", start)]))
+    return text, blocks[0], blocks[1]
+
+
+def check_half_weights(a, run_dir, env):
+    """5. The page with F16 weights decodes as the native build does with the same weights."""
+    page_path = os.path.join(a.work, "live-f16.html")
+    said = run([a.seqgrad, "explore", run_dir, "--live", "--live-module", a.module_dir,
+                "--live-weights", "f16", "--limit", "20", "--no-gradients", "--what-if-steps", "0",
+                "--out", page_path], env=env)
+    _, data, live = page_blocks(page_path)
+    if live["weights_dtype"] != "F16":
+        fail("--live-weights f16 wrote {} weights".format(live["weights_dtype"]))
+    half_run = os.path.join(a.work, "run")  # the page's weights as another checkpoint of the run
+    with open(os.path.join(half_run, "half.safetensors"), "wb") as f:
+        f.write(base64.b64decode(live["files"]["best.safetensors"]))
+    sources = [s["source"] for s in data["sentences"]]
+    beam = data["meta"]["beam_size"]
+    sources_file = os.path.join(a.work, "sources-f16.txt")
+    with open(sources_file, "w") as f:
+        f.write("\n".join(sources) + "\n")
+    page = open_page(a.chromium, "file://{}#check=translate".format(page_path),
+                     "typeof liveTest !== 'undefined' && liveTest.checks_done", 600)
+    ours = page["selftest"]["live"]["translate"]
+    differ = set()
+    for name, width, precomputed in (("greedy", 1, "greedy"), ("beam", beam, "nbest")):
+        native = trace_tokens(a.seqgrad, half_run, sources_file, width, a.work, "half")
+        if native != ours[name]:
+            fail("F16 weights, {}: native {} page {}".format(name, native, ours[name]))
+        for i, s in enumerate(data["sentences"]):  # the file's own tokens come from float32
+            f32 = s[precomputed]["tokens"] if name == "greedy" else s[precomputed][0]["tokens"]
+            if f32 != native[i]:
+                differ.add(i)
+    expected = "the {} precomputed sentences decode to the same tokens".format(len(sources)) if not differ \
+        else "{} of the {} precomputed sentences decode to other tokens".format(len(differ), len(sources))
+    if expected not in said:
+        fail("explore --live-weights f16 said {!r}; expected {!r}".format(said, expected))
+    print("F16 weights: {} sentences, greedy and beam {} equal to native with the same weights; "
+          "{} differ from float32, as the command said".format(len(sources), beam, len(differ)))
 
 
 def close(a, b, scale):
@@ -152,6 +210,7 @@ def main():
     if not losses or not losses[-1][1] < 0.8 * losses[0][1]:
         fail("the loss did not fall in the page: {}".format(losses))
     print("training in the page: loss {:.3f} -> {:.3f} in {} steps".format(losses[0][1], losses[-1][1], losses[-1][0]))
+    check_half_weights(a, run_dir, env)
     return 0
 
 

@@ -226,7 +226,7 @@ TEST_CASE("saving as F32 rounds to float, and a file may hold no tensors and no 
     CHECK(file.at("t").data()[1] == real(float(-1e-40)));  // a float denormal
     CHECK(file.at("t").data()[2] == std::numeric_limits<real>::infinity());
     CHECK_THROWS_WITH_AS(save_safetensors(path, {{"t", t}}, {}, Dtype::I64),
-                         doctest::Contains("F32 or F64, not I64"), Error);
+                         doctest::Contains("F16, F32 or F64, not I64"), Error);
 
     save_safetensors(path, {}, {});
     SafetensorsFile nothing = load_safetensors(path);

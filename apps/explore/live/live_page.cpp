@@ -2,9 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <unistd.h>
-#include <cstdio>
-
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
@@ -13,7 +10,6 @@
 
 #include "apps/explore/explore_html.h"
 #include "seqgrad/autograd/tensor.h"
-#include "seqgrad/models/formats/checkpoint.h"
 
 namespace seqgrad {
 namespace {
@@ -89,15 +85,6 @@ LiveBundle live_bundle(const std::string& module_dir, const LoadedRun& run,
     for (const char* name : {"config.json", "vocab.source.json", "vocab.target.json", "bpe.codes",
                              "bpe.source.codes", "bpe.target.codes"})
         if (fs::exists(run_dir + "/" + name)) b.files[name] = read_bytes(run_dir + "/" + name);
-    // the weights alone (a checkpoint also holds Adam's moments: three times the size)
-    const SafetensorsFile original = load_checkpoint(run.checkpoint_path);
-    const fs::path weights =
-        fs::temp_directory_path() / fmt::format("seqgrad_live_{}.safetensors", ::getpid());
-    nlohmann::json metadata = checkpoint_metadata(original);
-    if (!metadata.is_object()) metadata = nlohmann::json::object();
-    save_checkpoint(weights.string(), *run.model, {}, metadata);
-    b.files["best.safetensors"] = read_bytes(weights.string());
-    fs::remove(weights);
     if (run.task.is_dates()) b.train_config = nlohmann::json::parse(b.files.at("config.json"));
     return b;
 }
@@ -113,6 +100,7 @@ std::string explore_live_page(const nlohmann::json& data, const std::string& tit
                            {"wasm", base64(bundle.wasm)},
                            {"gzip", bundle.gzip},
                            {"train_config", bundle.train_config},
+                           {"weights_dtype", bundle.weights_dtype},
                            {"max_source_chars", 1000}};
     nlohmann::json files = nlohmann::json::object();
     for (const auto& [name, bytes] : bundle.files) files[name] = base64(bytes);

@@ -7,6 +7,7 @@
 //                third of the size), which the page unpacks with the browser's DecompressionStream
 //   files        the run as the engine loads it (config.json, vocabularies or BPE codes,
 //                best.safetensors with the parameters only), base64 by file name
+//   weights_dtype "F32" or "F16": how best.safetensors stores them (live_weights.h)
 //   train_config the run's config when it is a date run (the Train view trains it), else null
 // No request of any kind: the module is never fetched, the worker is a Blob of inline text.
 #pragma once
@@ -24,6 +25,7 @@ struct LiveBundle {
     std::string glue_js, wasm;  // the engine (bytes, gzipped when `gzip`)
     bool gzip = false;
     std::map<std::string, std::string> files;  // the run's files (bytes) by name
+    std::string weights_dtype = "F32";         // of files["best.safetensors"]
     nlohmann::json train_config;               // null unless a date run
 };
 
@@ -32,7 +34,8 @@ struct LiveBundle {
 std::string default_live_module_dir();
 
 // Reads the engine from `module_dir` (seqgrad_live.js and seqgrad_live.wasm, or their .gz copies
-// when both are there) and the run's files.
+// when both are there) and the run's files but its weights (choose_live_weights, live_weights.h,
+// gives best.safetensors).
 // A missing engine is an Error saying how to build it.
 LiveBundle live_bundle(const std::string& module_dir, const LoadedRun& run,
                        const std::string& run_dir);
