@@ -11,7 +11,6 @@
 #include "apps/studies/transformer_attention.h"
 #include "seqgrad/autograd/tensor.h"
 #include "seqgrad/data/file_io.h"
-#include "seqgrad/data/utf8.h"
 #include "seqgrad/models/decoding/translator.h"
 #include "seqgrad/models/run/run.h"
 
@@ -138,6 +137,36 @@ LabelledAttention labelled_attention(const LoadedRun& run, const Translation& t,
     return a;
 }
 
+// The rows decoding kept (a Transformer's: its top layer's, averaged over heads), or the chosen
+// layer and head of a Transformer's, fed the best output again step by step.
+WeightRows chosen_attention_rows(const LoadedRun& run, const LayerHead& chosen,
+                                 const std::string& sentence, const Hypothesis& best) {
+    WeightRows rows;
+    for (const std::vector<float>& row : best.attention) rows.emplace_back(row.begin(), row.end());
+    const bool top_mean = chosen.layer == run.config.model.decoder_layers - 1 && chosen.head < 0;
+    if (run.config.model.kind == "transformer" && !top_mean) {
+        const TransformerAttention all =
+            transformer_attention(*run.model, run.task.encode_source(sentence), best.tokens);
+        const std::vector<WeightRows>& heads = all.cross.at(size_t(chosen.layer));
+        rows = chosen.head < 0 ? mean_over_heads(heads) : heads.at(size_t(chosen.head));
+    }
+    return rows;
+}
+
+// The heatmap (--out, by default RUN_DIR/attention.svg) and with --csv the weights.
+void write_attention_files(const Args& args, const std::string& run_dir, const std::string& title,
+                           const LabelledAttention& a) {
+    const std::string svg_path = args.get("out", run_dir + "/attention.svg");
+    write_file_atomically(svg_path, plot::heatmap_svg(attention_heatmap(
+                                        a.source_labels, a.output_labels, a.weights, title)));
+    fmt::print("\nheatmap written to {}\n", svg_path);
+    if (args.has("csv")) {
+        write_file_atomically(args.get("csv"),
+                              attention_csv(a.source_labels, a.output_labels, a.weights));
+        fmt::print("weights written to {}\n", args.get("csv"));
+    }
+}
+
 }  // namespace
 
 int cmd_attention(const Argv& argv) {
@@ -151,10 +180,7 @@ int cmd_attention(const Argv& argv) {
         return 2;
     }
     const std::string run_dir = args.positional()[0];
-    std::vector<std::string> words(args.positional().begin() + 1, args.positional().end());
-    const std::string sentence = fmt::format("{}", fmt::join(words, " "));
-    if (size_t at = find_invalid_utf8(sentence); at != std::string::npos)
-        throw Error(fmt::format("the sentence is not valid UTF-8 (byte {})", at + 1));
+    const std::string sentence = sentence_from_args(args);
     LoadedRun run = load_run_from_args(args, run_dir);
     const LayerHead chosen = layer_head_from_args(args, run.config.model);
     const bool transformer = run.config.model.kind == "transformer";  // attention per layer, head
@@ -179,45 +205,20 @@ int cmd_attention(const Argv& argv) {
         throw Error(fmt::format("the decoder returned {} attention rows for {} output tokens",
                                 best.attention.size(), best.tokens.size()));
 
-    // The rows decoding kept (a Transformer's: its top layer's, averaged over heads), or the
-    // chosen layer and head of a Transformer's, fed the best output again step by step.
-    WeightRows rows;
-    for (const std::vector<float>& row : best.attention) rows.emplace_back(row.begin(), row.end());
-    const bool top_mean = chosen.layer == run.config.model.decoder_layers - 1 && chosen.head < 0;
-    if (transformer && !top_mean) {
-        const TransformerAttention all =
-            transformer_attention(*run.model, run.task.encode_source(sentence), best.tokens);
-        const std::vector<WeightRows>& heads = all.cross.at(size_t(chosen.layer));
-        rows = chosen.head < 0 ? mean_over_heads(heads) : heads.at(size_t(chosen.head));
-    }
-    auto [source_labels, output_labels, weights, unknown] =
-        labelled_attention(run, t, rows, args.has("words"));
+    const WeightRows rows = chosen_attention_rows(run, chosen, sentence, best);
+    const LabelledAttention a = labelled_attention(run, t, rows, args.has("words"));
 
-    fmt::print("input:  {}\n", sentence);
-    fmt::print("output: {}{}\n", t.text,
-               best.finished ? "" : "   (stopped at the length limit: no <eos>)");
-    fmt::print(
-        "model:  {}, {}, log-prob {:.4f}\n", kind,
-        options.beam_size == 1 ? std::string("greedy") : fmt::format("beam {}", options.beam_size),
-        best.log_prob);
-    if (!unknown.empty())
-        fmt::print("unknown to the model (read as <unk>): {}\n", fmt::join(unknown, " "));
+    print_translation(sentence, t, kind, options.beam_size);
+    if (!a.unknown.empty())
+        fmt::print("unknown to the model (read as <unk>): {}\n", fmt::join(a.unknown, " "));
     fmt::print("\n");
 
-    AttentionDiagnosis diagnosis = diagnose_attention(weights);
-    fmt::print("{}", format_attention_report(diagnosis, source_labels, output_labels,
+    AttentionDiagnosis diagnosis = diagnose_attention(a.weights);
+    fmt::print("{}", format_attention_report(diagnosis, a.source_labels, a.output_labels,
                                              run.task.is_dates()));
 
     const std::string title = fmt::format("{}: \"{}\" -> \"{}\"", kind, sentence, t.text);
-    const std::string svg_path = args.get("out", run_dir + "/attention.svg");
-    write_file_atomically(svg_path, plot::heatmap_svg(attention_heatmap(
-                                        source_labels, output_labels, weights, title)));
-    fmt::print("\nheatmap written to {}\n", svg_path);
-    if (args.has("csv")) {
-        write_file_atomically(args.get("csv"),
-                              attention_csv(source_labels, output_labels, weights));
-        fmt::print("weights written to {}\n", args.get("csv"));
-    }
+    write_attention_files(args, run_dir, title, a);
     return 0;
 }
 

@@ -355,6 +355,63 @@ struct TestSetScore {
     double bleu = 0, chrf = 0;  // sacreBLEU's default BLEU and chrF2, on the raw references
 };
 
+// A test set's texts: the sources, the references as written, and what the model's pipeline
+// makes of them (the normalised references).
+struct TestTexts {
+    std::vector<std::string> sources, raw_references, references;
+};
+
+TestTexts test_texts(const LoadedRun& run, const std::vector<SentencePair>& test) {
+    TestTexts texts;
+    for (const SentencePair& p : test) {
+        texts.sources.push_back(p.source);
+        texts.raw_references.push_back(p.target);
+        texts.references.push_back(run.task.pipeline.join(run.task.pipeline.tokens(p.target)));
+    }
+    return texts;
+}
+
+// The repeats in the output and the references, and with --attention-stats the share of source
+// tokens dropped, printed and kept in `summary`.
+void print_output_statistics(const Args& args, const LoadedRun& run,
+                             const std::vector<Translation>& translations,
+                             const std::vector<std::string>& hypotheses, const TestTexts& texts,
+                             EvalSummary& summary) {
+    std::vector<std::vector<std::string>> output_words, reference_words;
+    for (size_t i = 0; i < hypotheses.size(); ++i) {
+        output_words.push_back(normalised_words(run.task, hypotheses[i]));
+        reference_words.push_back(normalised_words(run.task, texts.raw_references[i]));
+    }
+    summary.output = count_repeats(output_words);
+    summary.references = count_repeats(reference_words);
+    fmt::print("{}", output_stats_text(summary.output, summary.references, hypotheses.size()));
+    if (!args.has("attention-stats")) return;
+    summary.dropped = dropped_source_share(translations);
+    if (summary.dropped < 0)
+        fmt::print(
+            "dropped source tokens: no attention to measure (model.attention \"{}\")\n",
+            run.config.model.kind == "rnn" ? run.config.model.attention : run.config.model.kind);
+    else
+        fmt::print("dropped source tokens (never attended above 0.3, <eos> excluded): {:.2f}%\n",
+                   100 * summary.dropped);
+}
+
+// The hypotheses, one a line, to --out or RUN_DIR/hyps.<checkpoint>.beam<K><suffix>.txt.
+void write_hypotheses(const Args& args, const LoadedRun& run, const std::string& run_dir,
+                      int beam_size, const std::string& out_suffix,
+                      const std::vector<std::string>& hypotheses) {
+    // "best" may have fallen back to "last": name the file after the checkpoint really used.
+    const std::string used = run.checkpoint_path.find("/last.safetensors") != std::string::npos
+                                 ? "last"
+                                 : args.get("checkpoint", "best");
+    const std::string out = args.get(
+        "out", fmt::format("{}/hyps.{}.beam{}{}.txt", run_dir, used, beam_size, out_suffix));
+    std::string text;
+    for (const std::string& h : hypotheses) text += h + "\n";
+    write_file_atomically(out, text);
+    fmt::print("hypotheses written to {}\n", out);
+}
+
 // Decodes and scores one test set (`test_args`: its --test, or none for the run's own) and
 // prints everything `seqgrad eval` prints for it; `out`: where its hypotheses go.
 TestSetScore evaluate_test_set(const Args& args, const Args& test_args, const LoadedRun& run,
@@ -367,20 +424,13 @@ TestSetScore evaluate_test_set(const Args& args, const Args& test_args, const Lo
     if (test.empty()) throw Error("the test set is empty");
     summary.checkpoint = run.checkpoint_path;
     summary.sentences = test.size();
-
-    std::vector<std::string> sources, raw_references, references;
-    for (const SentencePair& p : test) {
-        sources.push_back(p.source);
-        raw_references.push_back(p.target);
-        // What the model's pipeline makes of the reference: the normalised reference.
-        references.push_back(run.task.pipeline.join(run.task.pipeline.tokens(p.target)));
-    }
+    const TestTexts texts = test_texts(run, test);
     print_setup(run, summary.origin, test.size(), summary.options);
 
     auto start = std::chrono::steady_clock::now();
     std::vector<std::string> hypotheses;
     const std::vector<Translation> translations = translate(
-        *run.model, run.task, sources, summary.options, input_extras_from_args(args, run));
+        *run.model, run.task, texts.sources, summary.options, input_extras_from_args(args, run));
     const size_t refused = report_long_inputs(translations, "test pair ");
     for (const Translation& t : translations) hypotheses.push_back(t.text);
     summary.seconds =
@@ -388,50 +438,21 @@ TestSetScore evaluate_test_set(const Args& args, const Args& test_args, const Lo
     fmt::print("decoded {} sentences in {:.2f}s: {:.1f} sentences/s\n", test.size(),
                summary.seconds, double(test.size()) / std::max(summary.seconds, 1e-9));
     fmt::print("{}", eval_scores_text(run.task, describe_pipeline(run.config.data), hypotheses,
-                                      raw_references, args.get("metrics", "")));
+                                      texts.raw_references, args.get("metrics", "")));
     fmt::print("{}", unknown_share_text(run.task, test));
-    if (run.task.is_dates()) print_date_accuracy(sources, hypotheses, references);
-
-    std::vector<std::vector<std::string>> output_words, reference_words;
-    for (size_t i = 0; i < test.size(); ++i) {
-        output_words.push_back(normalised_words(run.task, hypotheses[i]));
-        reference_words.push_back(normalised_words(run.task, raw_references[i]));
-    }
-    summary.output = count_repeats(output_words);
-    summary.references = count_repeats(reference_words);
-    fmt::print("{}", output_stats_text(summary.output, summary.references, test.size()));
-    if (args.has("attention-stats")) {
-        summary.dropped = dropped_source_share(translations);
-        if (summary.dropped < 0)
-            fmt::print("dropped source tokens: no attention to measure (model.attention \"{}\")\n",
-                       run.config.model.kind == "rnn" ? run.config.model.attention
-                                                      : run.config.model.kind);
-        else
-            fmt::print(
-                "dropped source tokens (never attended above 0.3, <eos> excluded): {:.2f}%\n",
-                100 * summary.dropped);
-    }
+    if (run.task.is_dates()) print_date_accuracy(texts.sources, hypotheses, texts.references);
+    print_output_statistics(args, run, translations, hypotheses, texts, summary);
 
     if (args.has("summary-csv")) {
         // BLEU against the references as the output is written: normalised like it for a
         // char / word run (the second score above), raw for a reversible (BPE) one.
         const std::vector<std::string>& refs =
-            run.task.pipeline.reversible() ? raw_references : references;
+            run.task.pipeline.reversible() ? texts.raw_references : texts.references;
         summary.bleu = corpus_bleu(hypotheses, {refs}, BleuOptions{}).score;
         summary.chrf = corpus_chrf(hypotheses, {refs}, ChrfOptions{}).score;
         append_summary_row(args.get("summary-csv"), summary);
     }
-
-    // "best" may have fallen back to "last": name the file after the checkpoint really used.
-    const std::string used = run.checkpoint_path.find("/last.safetensors") != std::string::npos
-                                 ? "last"
-                                 : args.get("checkpoint", "best");
-    const std::string out = args.get("out", fmt::format("{}/hyps.{}.beam{}{}.txt", run_dir, used,
-                                                        summary.options.beam_size, out_suffix));
-    std::string text;
-    for (const std::string& h : hypotheses) text += h + "\n";
-    write_file_atomically(out, text);
-    fmt::print("hypotheses written to {}\n", out);
+    write_hypotheses(args, run, run_dir, summary.options.beam_size, out_suffix, hypotheses);
     if (refused > 0)
         fmt::print(stderr,
                    "{} test sentence{} refused as longer than the model reads: scored as empty "
@@ -441,8 +462,8 @@ TestSetScore evaluate_test_set(const Args& args, const Args& test_args, const Lo
     score.name = test_args.has("test") ? test_args.get("test") : summary.origin;
     score.sentences = test.size();
     score.refused = refused;
-    score.bleu = corpus_bleu(hypotheses, {raw_references}, BleuOptions{}).score;
-    score.chrf = corpus_chrf(hypotheses, {raw_references}, ChrfOptions{}).score;
+    score.bleu = corpus_bleu(hypotheses, {texts.raw_references}, BleuOptions{}).score;
+    score.chrf = corpus_chrf(hypotheses, {texts.raw_references}, ChrfOptions{}).score;
     return score;
 }
 

@@ -2,7 +2,6 @@
 // the gradient of its log-probability with respect to the source embeddings (apps/studies/
 // saliency.h), printed beside the attention weights, drawn as a heatmap, optionally as CSV.
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <cmath>
 
@@ -14,7 +13,6 @@
 #include "apps/studies/saliency.h"
 #include "seqgrad/autograd/tensor.h"
 #include "seqgrad/data/file_io.h"
-#include "seqgrad/data/utf8.h"
 #include "seqgrad/models/decoding/translator.h"
 #include "seqgrad/models/run/run.h"
 
@@ -127,6 +125,69 @@ std::string report(const Saliency& saliency, SaliencyMethod method,
     return out;
 }
 
+// The options of --method and --steps, checked before anything is loaded or decoded.
+SaliencyOptions saliency_options(const Args& args, SaliencyMethod method) {
+    SaliencyOptions options;
+    options.steps = args.get_int("steps", 32);
+    if (options.steps < 1)
+        throw Error(
+            fmt::format("--steps {}: integrated gradients need N >= 1 steps", options.steps));
+    options.integrated_gradients = method == SaliencyMethod::integrated_gradients;
+    return options;
+}
+
+// What the report shows: the source and output tokens (words, with --words), the attention rows
+// (none for a model without attention) and the values of every method computed.
+struct SaliencyView {
+    std::vector<std::string> source, output;
+    std::vector<std::vector<double>> attention;
+    std::vector<SaliencyMethod> computed;
+    Saliency shown;
+};
+
+// Merges the view's subwords into words: a source word's value is the sum of its subwords', an
+// output word's row the mean of its subwords' rows.
+void merge_into_words(SaliencyView& v, const Saliency& saliency) {
+    std::vector<std::string> merged_source, merged_output;
+    for (SaliencyMethod m : v.computed) {
+        WordAttention w = merge_subword_attention(v.source, v.output, saliency.values(m));
+        v.shown.values(m) = w.weights;
+        merged_source = w.source_words;
+        merged_output = w.output_words;
+    }
+    if (!v.attention.empty())
+        v.attention = merge_subword_attention(v.source, v.output, v.attention).weights;
+    v.source = merged_source;
+    v.output = merged_output;
+}
+
+SaliencyView saliency_view(const LoadedRun& run, const Translation& t, const Saliency& saliency,
+                           const SaliencyOptions& options, bool words) {
+    const Hypothesis& best = t.nbest.at(0);
+    SaliencyView v{
+        t.source_tokens, {}, {}, {SaliencyMethod::grad_norm, SaliencyMethod::grad_input}, saliency};
+    for (int32_t id : best.tokens) v.output.push_back(run.task.target_vocab.token(id));
+    // a Transformer's: its top decoder layer's cross-attention, the mean of the heads
+    if (run.config.model.kind == "transformer" || run.config.model.attention != "none")
+        for (const std::vector<float>& row : best.attention)
+            v.attention.emplace_back(row.begin(), row.end());
+    if (options.integrated_gradients) v.computed.push_back(SaliencyMethod::integrated_gradients);
+    if (words) merge_into_words(v, saliency);
+    return v;
+}
+
+void write_heatmap(const SaliencyView& v, SaliencyMethod method, const std::string& sentence,
+                   const std::string& translation, const std::string& svg_path) {
+    plot::Heatmap heat;
+    heat.title = fmt::format("{} (each row / its largest magnitude): \"{}\" -> \"{}\"",
+                             saliency_method_name(method), sentence, translation);
+    for (const std::string& s : v.source) heat.col_labels.push_back(display_token(s));
+    for (const std::string& o : v.output) heat.row_labels.push_back(display_token(o));
+    heat.values = row_scaled_magnitudes(v.shown.values(method));
+    write_file_atomically(svg_path, plot::heatmap_svg(heat));
+    fmt::print("\nheatmap written to {}\n", svg_path);
+}
+
 }  // namespace
 
 int cmd_saliency(const Argv& argv) {
@@ -139,20 +200,11 @@ int cmd_saliency(const Argv& argv) {
         fmt::print(stderr, "{}", kHelp);
         return 2;
     }
-    // The options first, before anything is loaded or decoded.
     const SaliencyMethod method = parse_saliency_method(args.get("method", "grad_norm"));
-    SaliencyOptions options;
-    options.steps = args.get_int("steps", 32);
-    if (options.steps < 1)
-        throw Error(
-            fmt::format("--steps {}: integrated gradients need N >= 1 steps", options.steps));
-    options.integrated_gradients = method == SaliencyMethod::integrated_gradients;
+    const SaliencyOptions options = saliency_options(args, method);
 
     const std::string run_dir = args.positional()[0];
-    std::vector<std::string> words(args.positional().begin() + 1, args.positional().end());
-    const std::string sentence = fmt::format("{}", fmt::join(words, " "));
-    if (size_t at = find_invalid_utf8(sentence); at != std::string::npos)
-        throw Error(fmt::format("the sentence is not valid UTF-8 (byte {})", at + 1));
+    const std::string sentence = sentence_from_args(args);
     LoadedRun run = load_run_from_args(args, run_dir);
     DecodeOptions decode = decode_options_from_args(args, run);
     decode.nbest = 1;
@@ -165,57 +217,20 @@ int cmd_saliency(const Argv& argv) {
 
     const Saliency saliency =
         compute_saliency(*run.model, run.task.encode_source(sentence), best.tokens, options);
+    const SaliencyView v = saliency_view(run, t, saliency, options, args.has("words"));
 
-    std::vector<std::string> source = t.source_tokens, output;
-    for (int32_t id : best.tokens) output.push_back(run.task.target_vocab.token(id));
-    const bool transformer = run.config.model.kind == "transformer";
-    std::vector<std::vector<double>> attention;  // a Transformer's: its top decoder layer's
-    if (transformer || run.config.model.attention != "none")  // cross-attention, head mean
-        for (const std::vector<float>& row : best.attention)
-            attention.emplace_back(row.begin(), row.end());
-    std::vector<SaliencyMethod> computed = {SaliencyMethod::grad_norm, SaliencyMethod::grad_input};
-    if (options.integrated_gradients) computed.push_back(SaliencyMethod::integrated_gradients);
-    std::vector<std::vector<double>> values = saliency.values(method);
-    Saliency shown = saliency;  // merged into words with --words
-    if (args.has("words")) {
-        std::vector<std::string> merged_source, merged_output;
-        for (SaliencyMethod m : computed) {
-            WordAttention w = merge_subword_attention(source, output, saliency.values(m));
-            shown.values(m) = w.weights;
-            merged_source = w.source_words;
-            merged_output = w.output_words;
-        }
-        if (!attention.empty())
-            attention = merge_subword_attention(source, output, attention).weights;
-        source = merged_source;
-        output = merged_output;
-        values = shown.values(method);
-    }
-
-    fmt::print("input:  {}\n", sentence);
-    fmt::print("output: {}{}\n", t.text,
-               best.finished ? "" : "   (stopped at the length limit: no <eos>)");
-    fmt::print(
-        "model:  {}, {}, log-prob {:.4f}\n\n",
-        transformer ? std::string("Transformer (attention: the top decoder layer's "
-                                  "cross-attention, mean of the heads)")
-                    : run.config.model.attention + " attention",
-        decode.beam_size == 1 ? std::string("greedy") : fmt::format("beam {}", decode.beam_size),
-        best.log_prob);
-    fmt::print("{}", report(shown, method, source, output, values, attention));
-
-    plot::Heatmap heat;
-    heat.title = fmt::format("{} (each row / its largest magnitude): \"{}\" -> \"{}\"",
-                             saliency_method_name(method), sentence, t.text);
-    for (const std::string& s : source) heat.col_labels.push_back(display_token(s));
-    for (const std::string& o : output) heat.row_labels.push_back(display_token(o));
-    heat.values = row_scaled_magnitudes(values);
-    const std::string svg_path = args.get("out", run_dir + "/saliency.svg");
-    write_file_atomically(svg_path, plot::heatmap_svg(heat));
-    fmt::print("\nheatmap written to {}\n", svg_path);
+    print_translation(sentence, t,
+                      run.config.model.kind == "transformer"
+                          ? "Transformer (attention: the top decoder layer's cross-attention, "
+                            "mean of the heads)"
+                          : run.config.model.attention + " attention",
+                      decode.beam_size);
+    fmt::print("\n{}",
+               report(v.shown, method, v.source, v.output, v.shown.values(method), v.attention));
+    write_heatmap(v, method, sentence, t.text, args.get("out", run_dir + "/saliency.svg"));
     if (args.has("csv")) {
         write_file_atomically(args.get("csv"),
-                              saliency_csv(shown, computed, source, output, attention));
+                              saliency_csv(v.shown, v.computed, v.source, v.output, v.attention));
         fmt::print("saliency written to {}\n", args.get("csv"));
     }
     return 0;

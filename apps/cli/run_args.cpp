@@ -1,10 +1,12 @@
 #include "apps/cli/run_args.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <filesystem>
 
 #include "seqgrad/data/dates.h"
+#include "seqgrad/data/utf8.h"
 
 namespace seqgrad {
 
@@ -57,6 +59,61 @@ size_t report_long_inputs(const std::vector<Translation>& translations, const st
     return refused;
 }
 
+namespace {
+
+// The words of `text`, split at spaces and tabs.
+std::vector<std::string> split_words(const std::string& text) {
+    std::vector<std::string> words;
+    std::string word;
+    for (char c : text + " ") {
+        if (c != ' ' && c != '\t') {
+            word += c;
+        } else if (!word.empty()) {
+            words.push_back(word);
+            word.clear();
+        }
+    }
+    return words;
+}
+
+// The longest prefix of whole code points of `word` whose length (length_of) fits `limit`, by
+// bisection over the code points' starts.
+template <class LengthOf>
+std::string longest_fitting_characters(const std::string& word, int64_t limit,
+                                       LengthOf&& length_of) {
+    std::vector<size_t> ends;  // byte ends of the first 1, 2, ... code points
+    for (size_t b = 1; b <= word.size(); ++b)
+        if (b == word.size() || (static_cast<unsigned char>(word[b]) & 0xC0) != 0x80)
+            ends.push_back(b);
+    size_t lo = 0, hi = ends.size();  // the answer is in [lo, hi] code points
+    while (lo < hi) {
+        const size_t mid = (lo + hi + 1) / 2;
+        if (length_of(word.substr(0, ends[mid - 1])) <= limit)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo == 0 ? std::string() : word.substr(0, ends[lo - 1]);
+}
+
+// The longest prefix of whole words of `text` that fits `limit` (at least one word's tokens):
+// when the first word alone is too long (a character model), its longest fitting beginning.
+template <class LengthOf>
+std::string longest_fitting_prefix(const std::string& text, int64_t limit, LengthOf&& length_of) {
+    const std::vector<std::string> words = split_words(text);
+    std::string prefix;
+    for (const std::string& w : words) {
+        const std::string longer = prefix.empty() ? w : prefix + " " + w;
+        if (length_of(longer) > limit) break;
+        prefix = longer;
+    }
+    if (prefix.empty() && !words.empty())
+        prefix = longest_fitting_characters(words[0], limit, length_of);
+    return prefix;
+}
+
+}  // namespace
+
 std::vector<size_t> fit_sources(const LoadedRun& run, const TranslateExtras& extras,
                                 std::vector<std::string>& sources, const std::string& name,
                                 size_t& refused) {
@@ -79,41 +136,7 @@ std::vector<size_t> fit_sources(const LoadedRun& run, const TranslateExtras& ext
             continue;
         }
         if (limit > 0 && length > limit) {
-            // The longest prefix of whole words that fits (at least one word's tokens).
-            std::vector<std::string> words;
-            std::string word;
-            for (char c : sources[i] + " ") {
-                if (c != ' ' && c != '\t') {
-                    word += c;
-                } else if (!word.empty()) {
-                    words.push_back(word);
-                    word.clear();
-                }
-            }
-            std::string prefix;
-            for (const std::string& w : words) {
-                const std::string longer = prefix.empty() ? w : prefix + " " + w;
-                if (length_of(longer) > limit) break;
-                prefix = longer;
-            }
-            if (prefix.empty() && !words.empty()) {
-                // The first word alone is too long (a character model): its longest prefix of
-                // whole characters that fits, by bisection over the code points' starts.
-                const std::string& w = words[0];
-                std::vector<size_t> ends;  // byte ends of the first 1, 2, ... code points
-                for (size_t b = 1; b <= w.size(); ++b)
-                    if (b == w.size() || (static_cast<unsigned char>(w[b]) & 0xC0) != 0x80)
-                        ends.push_back(b);
-                size_t lo = 0, hi = ends.size();  // the answer is in [lo, hi] code points
-                while (lo < hi) {
-                    const size_t mid = (lo + hi + 1) / 2;
-                    if (length_of(w.substr(0, ends[mid - 1])) <= limit)
-                        lo = mid;
-                    else
-                        hi = mid - 1;
-                }
-                prefix = lo == 0 ? std::string() : w.substr(0, ends[lo - 1]);
-            }
+            const std::string prefix = longest_fitting_prefix(sources[i], limit, length_of);
             fmt::print(stderr,
                        "{} {}: truncated: {} tokens with <eos>, longer than the {} the model "
                        "reads (model.max_positions); its beginning, {} tokens, is used\n",
@@ -130,6 +153,25 @@ std::vector<size_t> fit_sources(const LoadedRun& run, const TranslateExtras& ext
         kept.push_back(i);
     }
     return kept;
+}
+
+std::string sentence_from_args(const Args& args) {
+    const std::vector<std::string> words(args.positional().begin() + 1, args.positional().end());
+    const std::string sentence = fmt::format("{}", fmt::join(words, " "));
+    if (size_t at = find_invalid_utf8(sentence); at != std::string::npos)
+        throw Error(fmt::format("the sentence is not valid UTF-8 (byte {})", at + 1));
+    return sentence;
+}
+
+void print_translation(const std::string& sentence, const Translation& t, const std::string& model,
+                       int beam_size) {
+    const Hypothesis& best = t.nbest.at(0);
+    fmt::print("input:  {}\n", sentence);
+    fmt::print("output: {}{}\n", t.text,
+               best.finished ? "" : "   (stopped at the length limit: no <eos>)");
+    fmt::print("model:  {}, {}, log-prob {:.4f}\n", model,
+               beam_size == 1 ? std::string("greedy") : fmt::format("beam {}", beam_size),
+               best.log_prob);
 }
 
 std::vector<SentencePair> load_test_set(const Args& args, const Config& c, std::string& origin) {

@@ -1,5 +1,5 @@
 // The options shared by the commands that decode with a trained run (eval, translate,
-// attention): which checkpoint to load, and the beam.
+// attention, saliency): which checkpoint to load, and the beam.
 #pragma once
 
 #include <string>
@@ -42,6 +42,15 @@ size_t report_long_inputs(const std::vector<Translation>& translations, const st
 std::vector<size_t> fit_sources(const LoadedRun& run, const TranslateExtras& extras,
                                 std::vector<std::string>& sources, const std::string& name,
                                 size_t& refused);
+
+// The sentence of `seqgrad attention|saliency RUN_DIR word...`: the positional arguments after
+// RUN_DIR joined by spaces. Throws seqgrad::Error when it is not valid UTF-8.
+std::string sentence_from_args(const Args& args);
+
+// The input, output and model lines those commands print for the best hypothesis of `t`;
+// `model` describes the model (its attention), the decoding is greedy or beam K.
+void print_translation(const std::string& sentence, const Translation& t, const std::string& model,
+                       int beam_size);
 
 // The test pairs of a run: --test FILE.tsv (columns as data.source_column says), else the date
 // task's held-out split (generated as in training) or data.test of a TSV task. `origin` tells

@@ -51,8 +51,14 @@ double library_bleu(const std::vector<Tokens>& hyps, const std::vector<Tokens>& 
     return seqgrad::corpus_bleu(h, {r}, options).score;
 }
 
-void grade_bleu(Grader& g) {
-    Rng rng = g.rng(15);
+struct BleuCase {
+    std::string label;
+    std::vector<Tokens> hyps, refs;
+};
+
+// Two random corpora from `rng`: hypotheses a few words shorter than their references (the
+// brevity penalty applies), and one word longer.
+std::vector<BleuCase> random_bleu_cases(Rng& rng) {
     const std::vector<std::string> words = {"the", "cat", "sat", "on", "mat", "a", "dog"};
     auto sentence = [&](size_t lo, size_t hi) {
         Tokens t;
@@ -66,67 +72,70 @@ void grade_bleu(Grader& g) {
             t.erase(t.begin() + long(rng.below(t.size())));
         return t;
     };
-    struct Case {
-        std::string label;
-        std::vector<Tokens> hyps, refs;
-    };
-    std::vector<Case> cases;
-    {
-        Case c{"random corpus (shorter hypotheses: brevity penalty)", {}, {}};
-        for (int i = 0; i < 12; ++i) {
-            Tokens ref = sentence(6, 12);
-            c.refs.push_back(ref), c.hyps.push_back(near(ref, rng.below(3)));
-        }
-        cases.push_back(c);
+    BleuCase shorter{"random corpus (shorter hypotheses: brevity penalty)", {}, {}};
+    for (int i = 0; i < 12; ++i) {
+        Tokens ref = sentence(6, 12);
+        shorter.refs.push_back(ref), shorter.hyps.push_back(near(ref, rng.below(3)));
     }
-    {
-        Case c{"random corpus (longer hypotheses)", {}, {}};
-        for (int i = 0; i < 10; ++i) {
-            Tokens ref = sentence(5, 10), hyp = ref;
-            hyp.push_back(words[rng.below(words.size())]);
-            c.refs.push_back(ref), c.hyps.push_back(hyp);
-        }
-        cases.push_back(c);
+    BleuCase longer{"random corpus (longer hypotheses)", {}, {}};
+    for (int i = 0; i < 10; ++i) {
+        Tokens ref = sentence(5, 10), hyp = ref;
+        hyp.push_back(words[rng.below(words.size())]);
+        longer.refs.push_back(ref), longer.hyps.push_back(hyp);
     }
-    cases.push_back(
-        {"repeated words (clipped counts)",
-         {{"the", "the", "the", "the", "cat", "sat", "on", "the", "mat"},
-          {"a", "dog", "sat", "on", "a", "mat", "a", "a"}},
-         {{"the", "cat", "sat", "on", "the", "mat"}, {"a", "dog", "sat", "on", "a", "mat"}}});
-    cases.push_back({"an empty hypothesis among others",
-                     {{}, {"the", "cat", "sat", "on", "the", "mat"}},
-                     {{"a", "dog"}, {"the", "cat", "sat", "on", "the", "mat", "today"}}});
-    cases.push_back({"every hypothesis empty", {{}, {}}, {{"the", "cat"}, {"a", "dog", "sat"}}});
-    cases.push_back({"identical corpus",
-                     {{"the", "cat", "sat", "on", "the", "mat"}},
-                     {{"the", "cat", "sat", "on", "the", "mat"}}});
-    cases.push_back({"no 4-gram matches",
-                     {{"the", "cat", "on", "sat", "mat"}},
-                     {{"the", "cat", "sat", "on", "mat"}}});
-    for (const Case& k : cases) {
+    return {shorter, longer};
+}
+
+// The corner cases, written out.
+std::vector<BleuCase> written_bleu_cases() {
+    return {{"repeated words (clipped counts)",
+             {{"the", "the", "the", "the", "cat", "sat", "on", "the", "mat"},
+              {"a", "dog", "sat", "on", "a", "mat", "a", "a"}},
+             {{"the", "cat", "sat", "on", "the", "mat"}, {"a", "dog", "sat", "on", "a", "mat"}}},
+            {"an empty hypothesis among others",
+             {{}, {"the", "cat", "sat", "on", "the", "mat"}},
+             {{"a", "dog"}, {"the", "cat", "sat", "on", "the", "mat", "today"}}},
+            {"every hypothesis empty", {{}, {}}, {{"the", "cat"}, {"a", "dog", "sat"}}},
+            {"identical corpus",
+             {{"the", "cat", "sat", "on", "the", "mat"}},
+             {{"the", "cat", "sat", "on", "the", "mat"}}},
+            {"no 4-gram matches",
+             {{"the", "cat", "on", "sat", "mat"}},
+             {{"the", "cat", "sat", "on", "mat"}}}};
+}
+
+// What a wrong score `got` (expected `want`) most likely missed.
+std::string diagnose_bleu(const BleuCase& k, double got, double want) {
+    std::string text = fmt::format("BLEU {:.6f}, expected {:.6f}", got, want);
+    if (std::isnan(got))
+        return text + "; NaN: log(0) or 0/0 (an empty hypothesis has length 0: BP = 0, BLEU = 0)";
+    double no_bp = bleu_variant(k.hyps, k.refs, true, false);
+    double unclipped = bleu_variant(k.hyps, k.refs, false, true);
+    if (std::fabs(got - no_bp) < 1e-9 * std::max(1.0, no_bp) && no_bp != want)
+        return text +
+               "; missing brevity penalty: BP = exp(1 − ref_len / hyp_len) when hyp_len < "
+               "ref_len";
+    if (std::fabs(got - unclipped) < 1e-9 * std::max(1.0, unclipped) && unclipped != want)
+        return text +
+               "; counts not clipped: an n-gram counts at most as often as the reference "
+               "has it";
+    if (want != 0 && std::fabs(got / want - 0.01) < 1e-9)
+        return text + "; off by a factor of 100 (BLEU is in 0..100)";
+    return text;
+}
+
+void grade_bleu(Grader& g) {
+    Rng rng = g.rng(15);
+    std::vector<BleuCase> cases = random_bleu_cases(rng);
+    for (BleuCase& k : written_bleu_cases()) cases.push_back(std::move(k));
+    for (const BleuCase& k : cases) {
         g.check(k.label, [&]() -> std::string {
             g.phase("scoring");
             double got = g.t.corpus_bleu(k.hyps, k.refs);
             double want = library_bleu(k.hyps, k.refs);
             g.phase("checking");
             if (std::fabs(got - want) <= 1e-9 * std::max(1.0, std::fabs(want))) return "";
-            std::string text = fmt::format("BLEU {:.6f}, expected {:.6f}", got, want);
-            if (std::isnan(got))
-                return text +
-                       "; NaN: log(0) or 0/0 (an empty hypothesis has length 0: BP = 0, BLEU = 0)";
-            double no_bp = bleu_variant(k.hyps, k.refs, true, false);
-            double unclipped = bleu_variant(k.hyps, k.refs, false, true);
-            if (std::fabs(got - no_bp) < 1e-9 * std::max(1.0, no_bp) && no_bp != want)
-                return text +
-                       "; missing brevity penalty: BP = exp(1 − ref_len / hyp_len) when hyp_len < "
-                       "ref_len";
-            if (std::fabs(got - unclipped) < 1e-9 * std::max(1.0, unclipped) && unclipped != want)
-                return text +
-                       "; counts not clipped: an n-gram counts at most as often as the reference "
-                       "has it";
-            if (want != 0 && std::fabs(got / want - 0.01) < 1e-9)
-                return text + "; off by a factor of 100 (BLEU is in 0..100)";
-            return text;
+            return diagnose_bleu(k, got, want);
         });
     }
 }

@@ -53,7 +53,8 @@ std::string compare_outputs(const std::vector<std::vector<int32_t>>& got,
     return "";
 }
 
-void grade_greedy(Grader& g) {
+// Greedy decoding of three random models against the library's.
+void check_greedy_random_models(Grader& g) {
     Rng rng = g.rng(13);
     for (int k = 0; k < 3; ++k) {
         const uint64_t seed = rng.below(1000000);
@@ -70,67 +71,78 @@ void grade_greedy(Grader& g) {
                 return compare_outputs(got, want);
             });
     }
+}
+
+// A hand-written table model and what greedy decoding of it tests. rows = -1: rows that start
+// from different prefixes, so that they finish at different steps.
+struct GreedyTableCase {
+    std::string label;
+    std::function<void(TableModel&)> build;
+    int rows, max_length;
+};
+
+std::vector<GreedyTableCase> greedy_table_cases() {
     using TM = TableModel;
-    struct TableCase {
-        std::string label;
-        std::function<void(TM&)> build;
-        int rows, max_length;
-    };
-    std::vector<TableCase> tables = {{"EOS at the first step",
-                                      [](TM& m) {
-                                          m.set({}, {{EOS, 0.7}, {TM::a, 0.3}});
-                                      },
-                                      2, 5},
-                                     {"ties: the smallest id wins",
-                                      [](TM& m) {
-                                          m.set({}, {{TM::b, 0.4}, {TM::a, 0.4}, {EOS, 0.2}});
-                                          m.set({TM::a}, {{TM::c, 0.5}, {TM::d, 0.5}});
-                                      },
-                                      1, 5},
-                                     {"finished rows are not fed again",
-                                      [](TM& m) {
-                                          m.set({}, {{TM::a, 0.6}, {EOS, 0.4}});
-                                          m.set({TM::a}, {{EOS, 0.9}, {TM::b, 0.1}});
-                                          m.set({TM::b}, {{EOS, 0.7}, {TM::c, 0.3}});
-                                          m.set({TM::c}, {{TM::d, 0.8}, {EOS, 0.2}});
-                                      },
-                                      -1, 6},
-                                     {"max_length cuts a row that never ends",
-                                      [](TM& m) {
-                                          m.set({}, {{TM::a, 1.0}});
-                                          m.set({TM::a}, {{TM::a, 1.0}});
-                                          m.set({TM::a, TM::a}, {{TM::a, 1.0}});
-                                          m.set({TM::a, TM::a, TM::a}, {{TM::a, 1.0}});
-                                      },
-                                      2, 4}};
-    for (const TableCase& k : tables) {
-        g.check("table: " + k.label, [&]() -> std::string {
-            TM model, reference;
-            k.build(model), k.build(reference);
-            if (k.label.find("never") != std::string::npos)
-                model = TM({{TM::a, 1.0}}), reference = TM({{TM::a, 1.0}});
-            NoGradGuard no_grad;
-            g.phase("decoding");
-            // rows = -1: rows that start from different prefixes, so that they finish at
-            // different steps
-            const std::vector<std::vector<int32_t>> starts = {{TM::b}, {}, {TM::c}, {TM::b}};
-            auto got = g.t.greedy_decode(
-                model, k.rows < 0 ? model.initial_state(starts) : model.initial_state(k.rows),
-                k.max_length);
-            auto want = library_greedy(
-                reference,
-                k.rows < 0 ? reference.initial_state(starts) : reference.initial_state(k.rows),
-                k.max_length);
-            std::string why = compare_outputs(got, want);
-            if (why.empty() && model.extended_after_eos > 0)
-                why = fmt::format(
-                    "the outputs are right, but rows that had produced EOS were fed to the model "
-                    "again {} times: EOS hypothesis kept active (drop finished rows with "
-                    "state->select(rows))",
-                    model.extended_after_eos);
-            return why;
-        });
-    }
+    return {{"EOS at the first step",
+             [](TM& m) {
+                 m.set({}, {{EOS, 0.7}, {TM::a, 0.3}});
+             },
+             2, 5},
+            {"ties: the smallest id wins",
+             [](TM& m) {
+                 m.set({}, {{TM::b, 0.4}, {TM::a, 0.4}, {EOS, 0.2}});
+                 m.set({TM::a}, {{TM::c, 0.5}, {TM::d, 0.5}});
+             },
+             1, 5},
+            {"finished rows are not fed again",
+             [](TM& m) {
+                 m.set({}, {{TM::a, 0.6}, {EOS, 0.4}});
+                 m.set({TM::a}, {{EOS, 0.9}, {TM::b, 0.1}});
+                 m.set({TM::b}, {{EOS, 0.7}, {TM::c, 0.3}});
+                 m.set({TM::c}, {{TM::d, 0.8}, {EOS, 0.2}});
+             },
+             -1, 6},
+            {"max_length cuts a row that never ends",
+             [](TM& m) {
+                 m.set({}, {{TM::a, 1.0}});
+                 m.set({TM::a}, {{TM::a, 1.0}});
+                 m.set({TM::a, TM::a}, {{TM::a, 1.0}});
+                 m.set({TM::a, TM::a, TM::a}, {{TM::a, 1.0}});
+             },
+             2, 4}};
+}
+
+void check_greedy_table(Grader& g, const GreedyTableCase& k) {
+    using TM = TableModel;
+    g.check("table: " + k.label, [&]() -> std::string {
+        TM model, reference;
+        k.build(model), k.build(reference);
+        if (k.label.find("never") != std::string::npos)
+            model = TM({{TM::a, 1.0}}), reference = TM({{TM::a, 1.0}});
+        NoGradGuard no_grad;
+        g.phase("decoding");
+        const std::vector<std::vector<int32_t>> starts = {{TM::b}, {}, {TM::c}, {TM::b}};
+        auto got = g.t.greedy_decode(
+            model, k.rows < 0 ? model.initial_state(starts) : model.initial_state(k.rows),
+            k.max_length);
+        auto want = library_greedy(
+            reference,
+            k.rows < 0 ? reference.initial_state(starts) : reference.initial_state(k.rows),
+            k.max_length);
+        std::string why = compare_outputs(got, want);
+        if (why.empty() && model.extended_after_eos > 0)
+            why = fmt::format(
+                "the outputs are right, but rows that had produced EOS were fed to the model "
+                "again {} times: EOS hypothesis kept active (drop finished rows with "
+                "state->select(rows))",
+                model.extended_after_eos);
+        return why;
+    });
+}
+
+void grade_greedy(Grader& g) {
+    check_greedy_random_models(g);
+    for (const GreedyTableCase& k : greedy_table_cases()) check_greedy_table(g, k);
 }
 
 // ---- 14 ----
@@ -340,10 +352,11 @@ void grade_beam(Grader& g) {
 }  // namespace
 
 void add_decoding_exercises(std::vector<Exercise>& out) {
-    out.push_back(
-        {13, "13_greedy_decode", "greedy decoding over a batch, finished rows dropped", "20-40",
-         "models/decoding/decoding.cpp: greedy_decode(); models/model/step_model.h: DecoderState::select",
-         grade_greedy});
+    out.push_back({13, "13_greedy_decode", "greedy decoding over a batch, finished rows dropped",
+                   "20-40",
+                   "models/decoding/decoding.cpp: greedy_decode(); models/model/step_model.h: "
+                   "DecoderState::select",
+                   grade_greedy});
     out.push_back({14, "14_beam_step",
                    "one beam-search step: top-k, EOS to finished, length penalty, stopping rule",
                    "45-90",

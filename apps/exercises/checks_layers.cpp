@@ -137,12 +137,7 @@ void grade_lstm(Grader& g) {
     }
 }
 
-void grade_masked_softmax(Grader& g) {
-    Rng rng = g.rng(9);
-    const int64_t B = g.random_size(rng, 2, 5), S = g.random_size(rng, 2, 8);
-    std::vector<int32_t> lengths;
-    for (int64_t b = 0; b < B; ++b) lengths.push_back(int32_t(1 + rng.below(uint64_t(S))));
-    lengths[0] = int32_t(S);
+void check_padding_mask(Grader& g, const std::vector<int32_t>& lengths, int64_t S) {
     g.check(fmt::format("padding_mask lengths [{}], {} columns", fmt::join(lengths, ","), S),
             [&]() -> std::string {
                 g.phase("forward");
@@ -161,33 +156,33 @@ void grade_masked_softmax(Grader& g) {
                      flipped}};
                 return compare("mask", values(got), values(want), c);
             });
-    std::vector<std::pair<std::string, std::vector<int32_t>>> cases = {
-        {fmt::format("lengths [{}]", fmt::join(lengths, ",")), lengths},
-        {"every position but one masked", std::vector<int32_t>(size_t(B), 1)},
-        {"nothing masked", std::vector<int32_t>(size_t(B), int32_t(S))}};
-    for (auto& [label, lens] : cases) {
-        Tensor mask = seqgrad::padding_mask(lens, S);
-        GradCase c{
-            label,
-            {random_leaf(rng, {B, S}, -3, 3)},
-            {"scores"},
-            [&g, mask](const std::vector<Tensor>& v) { return g.t.masked_softmax(v[0], mask); },
-            [mask](const std::vector<Tensor>& v) {
-                return softmax(masked_fill(v[0], mask, -kInf));
-            }};
-        std::vector<uint8_t> masked;
-        for (double m : values(mask)) masked.push_back(m != 0);
-        c.forward_context.masked = masked;
-        c.forward_context.alternatives = {
-            {"masked after the softmax (weights × (1 − mask)): the padded positions still took "
-             "their share of the denominator; set their scores to −∞ BEFORE the softmax",
-             values(softmax(c.inputs[0].detach()) * (1 - mask))}};
-        c.forward_context.nan_hint = "exp(−∞ − (−∞)): subtract the max over the VALID positions";
-        CompareContext grad;
-        grad.masked = masked;
-        c.grad_contexts = {grad};
-        check_gradients(g, c);
-    }
+}
+
+// masked_softmax of random scores [B,S] with the mask of `lengths`, forward and backward.
+void check_masked_softmax(Grader& g, Rng& rng, const std::string& label,
+                          const std::vector<int32_t>& lengths, int64_t B, int64_t S) {
+    Tensor mask = seqgrad::padding_mask(lengths, S);
+    GradCase c{
+        label,
+        {random_leaf(rng, {B, S}, -3, 3)},
+        {"scores"},
+        [&g, mask](const std::vector<Tensor>& v) { return g.t.masked_softmax(v[0], mask); },
+        [mask](const std::vector<Tensor>& v) { return softmax(masked_fill(v[0], mask, -kInf)); }};
+    std::vector<uint8_t> masked;
+    for (double m : values(mask)) masked.push_back(m != 0);
+    c.forward_context.masked = masked;
+    c.forward_context.alternatives = {
+        {"masked after the softmax (weights × (1 − mask)): the padded positions still took "
+         "their share of the denominator; set their scores to −∞ BEFORE the softmax",
+         values(softmax(c.inputs[0].detach()) * (1 - mask))}};
+    c.forward_context.nan_hint = "exp(−∞ − (−∞)): subtract the max over the VALID positions";
+    CompareContext grad;
+    grad.masked = masked;
+    c.grad_contexts = {grad};
+    check_gradients(g, c);
+}
+
+void check_all_masked_row(Grader& g, Rng& rng) {
     g.check("a row with no valid position is an error, not NaN", [&]() -> std::string {
         Tensor scores = random_leaf(rng, {2, 3});
         Tensor mask = Tensor::from_vector({2, 3}, {0, 1, 1, 1, 1, 1});
@@ -204,6 +199,22 @@ void grade_masked_softmax(Grader& g) {
             return "";
         }
     });
+}
+
+void grade_masked_softmax(Grader& g) {
+    Rng rng = g.rng(9);
+    const int64_t B = g.random_size(rng, 2, 5), S = g.random_size(rng, 2, 8);
+    std::vector<int32_t> lengths;
+    for (int64_t b = 0; b < B; ++b) lengths.push_back(int32_t(1 + rng.below(uint64_t(S))));
+    lengths[0] = int32_t(S);
+    check_padding_mask(g, lengths, S);
+    check_masked_softmax(g, rng, fmt::format("lengths [{}]", fmt::join(lengths, ",")), lengths, B,
+                         S);
+    check_masked_softmax(g, rng, "every position but one masked",
+                         std::vector<int32_t>(size_t(B), 1), B, S);
+    check_masked_softmax(g, rng, "nothing masked", std::vector<int32_t>(size_t(B), int32_t(S)), B,
+                         S);
+    check_all_masked_row(g, rng);
 }
 
 void grade_bahdanau(Grader& g) {

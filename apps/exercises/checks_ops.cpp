@@ -181,72 +181,81 @@ void grade_log_softmax(Grader& g) {
     check_gradients(g, c);
 }
 
-void grade_cross_entropy(Grader& g) {
-    Rng rng = g.rng(5);
-    const int64_t N = g.random_size(rng, 3, 9), V = g.random_size(rng, 3, 11);
-    const int32_t ignore = -100;
+constexpr int32_t kIgnore = -100;  // the ignore_index of most cases
+
+struct CrossEntropyCase {
+    std::string label;
+    int64_t rows, classes;
+    std::vector<int32_t> targets;
+    real smoothing;
+    double scale;  // the logits are drawn from [-scale, scale]
+};
+
+// The cases, their targets drawn from `rng` ([N,V] random sizes).
+std::vector<CrossEntropyCase> cross_entropy_cases(Rng& rng, int64_t N, int64_t V) {
     auto targets_for = [&](int64_t rows, int64_t classes, int every_ignored) {
         std::vector<int32_t> t;
         for (int64_t i = 0; i < rows; ++i)
             t.push_back(every_ignored && i % every_ignored == 1
-                            ? ignore
+                            ? kIgnore
                             : int32_t(rng.below(uint64_t(classes))));
         return t;
     };
-    struct Case {
-        std::string label;
-        int64_t rows, classes;
-        std::vector<int32_t> targets;
-        real smoothing;
-        double scale;
-    };
-    std::vector<Case> cases = {
+    return {
         {fmt::format("[{},{}]", N, V), N, V, targets_for(N, V, 0), 0, 2},
         {fmt::format("[{},{}] with ignored rows", N, V), N, V, targets_for(N, V, 2), 0, 2},
         {"label smoothing 0.1 with ignored rows", 6, 7, targets_for(6, 7, 3), real(0.1), 2},
         {"ignore_index 0 (PAD) [4,5]", 4, 5, {0, 3, 0, 4}, 0, 2},
-        {"large logits [3,4]", 3, 4, {0, ignore, 1}, 0, 500},
+        {"large logits [3,4]", 3, 4, {0, kIgnore, 1}, 0, 500},
     };
-    for (Case& k : cases) {
-        const int32_t ig = k.label.find("PAD") != std::string::npos ? 0 : ignore;
-        Tensor logits = random_leaf(rng, {k.rows, k.classes}, -k.scale, k.scale);
-        if (k.scale > 100)  // targets ~900 below the row max: their softmax underflows to 0
-            logits =
-                Tensor::from_vector({3, 4}, {-400, 500, 0, 10, 1, 2, 3, 4, 800, -100, 2, 1}, true);
-        auto targets = k.targets;
-        real ls = k.smoothing;
-        GradCase c{k.label,
-                   {logits},
-                   {"logits"},
-                   [&g, targets, ig, ls](const std::vector<Tensor>& in) {
-                       return g.t.cross_entropy(in[0], targets, ig, ls);
-                   },
-                   [targets, ig, ls](const std::vector<Tensor>& in) {
-                       return seqgrad::cross_entropy(in[0], targets, ig, Reduction::mean, ls);
-                   }};
-        // known slips: averaging over every row (ignored ones too), smoothing left out
-        const int64_t count = count_targets(targets, ig);
-        std::vector<std::pair<std::string, std::vector<double>>> alternatives;
-        if (count != k.rows)
-            alternatives.push_back(
-                {fmt::format("divided by all {} rows instead of the {} rows not ignored", k.rows,
-                             count),
-                 times(values(seqgrad::cross_entropy(logits.detach(), targets, ig, Reduction::mean,
-                                                     ls)),
-                       double(count) / double(k.rows))});
-        if (ls > 0)
-            alternatives.push_back(
-                {"label smoothing left out (q = onehot instead of (1 − ε) onehot + ε/V)",
-                 values(seqgrad::cross_entropy(logits.detach(), targets, ig, Reduction::mean, 0))});
-        c.forward_context.alternatives = alternatives;
-        c.forward_context.nan_hint =
-            "NaN or inf from log(0): the softmax underflowed to 0; use log_softmax (stable)";
-        check_gradients(g, c);
-    }
+}
+
+// The known slips' losses: averaging over every row (ignored ones too), smoothing left out.
+std::vector<std::pair<std::string, std::vector<double>>> cross_entropy_slips(
+    const CrossEntropyCase& k, const Tensor& logits, int32_t ig) {
+    const int64_t count = count_targets(k.targets, ig);
+    std::vector<std::pair<std::string, std::vector<double>>> alternatives;
+    if (count != k.rows)
+        alternatives.push_back(
+            {fmt::format("divided by all {} rows instead of the {} rows not ignored", k.rows,
+                         count),
+             times(values(seqgrad::cross_entropy(logits.detach(), k.targets, ig, Reduction::mean,
+                                                 k.smoothing)),
+                   double(count) / double(k.rows))});
+    if (k.smoothing > 0)
+        alternatives.push_back(
+            {"label smoothing left out (q = onehot instead of (1 − ε) onehot + ε/V)",
+             values(seqgrad::cross_entropy(logits.detach(), k.targets, ig, Reduction::mean, 0))});
+    return alternatives;
+}
+
+void check_cross_entropy_case(Grader& g, Rng& rng, const CrossEntropyCase& k) {
+    const int32_t ig = k.label.find("PAD") != std::string::npos ? 0 : kIgnore;
+    Tensor logits = random_leaf(rng, {k.rows, k.classes}, -k.scale, k.scale);
+    if (k.scale > 100)  // targets ~900 below the row max: their softmax underflows to 0
+        logits = Tensor::from_vector({3, 4}, {-400, 500, 0, 10, 1, 2, 3, 4, 800, -100, 2, 1}, true);
+    auto targets = k.targets;
+    real ls = k.smoothing;
+    GradCase c{k.label,
+               {logits},
+               {"logits"},
+               [&g, targets, ig, ls](const std::vector<Tensor>& in) {
+                   return g.t.cross_entropy(in[0], targets, ig, ls);
+               },
+               [targets, ig, ls](const std::vector<Tensor>& in) {
+                   return seqgrad::cross_entropy(in[0], targets, ig, Reduction::mean, ls);
+               }};
+    c.forward_context.alternatives = cross_entropy_slips(k, logits, ig);
+    c.forward_context.nan_hint =
+        "NaN or inf from log(0): the softmax underflowed to 0; use log_softmax (stable)";
+    check_gradients(g, c);
+}
+
+void check_every_row_ignored(Grader& g, Rng& rng) {
     g.check("every row ignored: loss 0 and zero gradient, not NaN", [&]() -> std::string {
         Tensor logits = random_leaf(rng, {3, 4});
         g.phase("forward");
-        Tensor loss = g.t.cross_entropy(logits, {ignore, ignore, ignore}, ignore, 0);
+        Tensor loss = g.t.cross_entropy(logits, {kIgnore, kIgnore, kIgnore}, kIgnore, 0);
         if (std::isnan(loss.item()))
             return "NaN: with every target ignored the count is 0; return 0, not 0/0";
         if (loss.item() != 0) return fmt::format("loss {}, expected 0", loss.item());
@@ -256,6 +265,14 @@ void grade_cross_entropy(Grader& g) {
             if (v != 0 || std::isnan(v)) return fmt::format("gradient {} where 0 was expected", v);
         return "";
     });
+}
+
+void grade_cross_entropy(Grader& g) {
+    Rng rng = g.rng(5);
+    const int64_t N = g.random_size(rng, 3, 9), V = g.random_size(rng, 3, 11);
+    for (const CrossEntropyCase& k : cross_entropy_cases(rng, N, V))
+        check_cross_entropy_case(g, rng, k);
+    check_every_row_ignored(g, rng);
 }
 
 }  // namespace

@@ -69,63 +69,66 @@ struct LayerNormCase {
     double eps;
 };
 
-void grade_layer_norm(Grader& g) {
-    Rng rng = g.rng(16);
+std::vector<LayerNormCase> layer_norm_cases(Grader& g, Rng& rng) {
     const int64_t B = g.random_size(rng, 1, 4), E = g.random_size(rng, 2, 7);
     const int64_t T = g.random_size(rng, 1, 3), E3 = g.random_size(rng, 2, 6);
     Tensor constant_row = random_leaf(rng, {2, 5});
     for (int64_t j = 0; j < 5; ++j) constant_row.data()[j] = real(0.7);
-    std::vector<LayerNormCase> cases = {
+    return {
         {fmt::format("[{},{}]", B, E), random_leaf(rng, {B, E}), 1e-5},
         {fmt::format("[2,{},{}], x in [−3, 5]", T, E3), random_leaf(rng, {2, T, E3}, -3, 5), 1e-5},
         {"E = 1", random_leaf(rng, {3, 1}), 1e-5},
         {"row 0 constant (σ² = 0), ε = 0.1", constant_row, 0.1}};
-    for (const LayerNormCase& lc : cases) {
-        const int64_t e = lc.x.size(-1);
-        Tensor w = random_leaf(rng, {e}, 0.5, 1.5), b = random_leaf(rng, {e});
-        const real eps = real(lc.eps);
-        GradCase c{lc.label + (lc.eps != 1e-5 ? "" : ", ε = 1e-5"),
-                   {lc.x, w, b},
-                   {"x", "weight", "bias"},
-                   [&g, eps](const std::vector<Tensor>& v) {
-                       return g.t.layer_norm(v[0], v[1], v[2], eps);
-                   },
-                   [eps](const std::vector<Tensor>& v) {
-                       return seqgrad::layer_norm(v[0], v[1], v[2], eps);
-                   }};
-        c.output = "y";
-        const std::vector<double> dy = values(upstream_gradient(lc.x.shape()));
-        auto slip = [&](LayerNormSlip s) { return layer_norm_by_hand(lc.x, w, b, lc.eps, dy, s); };
-        c.forward_context.alternatives = {
-            {"σ² divided by E − 1 (the unbiased variance): layer norm divides by E, as "
-             "PyTorch's nn.LayerNorm",
-             slip({true}).y},
-            {"ε added outside the square root: r = 1 / √(σ² + ε), not 1 / (√σ² + ε)",
-             slip({false, true}).y},
-            {"weight and bias swapped: y = x̂ ⊙ weight + bias", slip({false, false, true}).y}};
-        c.forward_context.nan_hint =
-            "σ² = Σ (x − μ)² / E; dividing by E − 1 = 0 when E = 1 gives 0/0";
-        CompareContext dx, dw;
-        LayerNormSlip no_mean, no_var, neither, dy_g, dw_x;
-        no_mean.no_mean_term = true;
-        no_var.no_variance_term = true;
-        neither.no_mean_term = neither.no_variance_term = true;
-        dy_g.dy_for_g = true;
-        dw_x.dw_with_x = true;
-        dx.alternatives = {
-            {"dx = r ĝ: μ and σ² depend on x too; the gradient through them "
-             "(− mean_k ĝ_k − x̂_j mean_k ĝ_k x̂_k) is missing",
-             slip(neither).dx},
-            {"dx is missing the term − mean_k ĝ_k: the gradient through the mean μ",
-             slip(no_mean).dx},
-            {"dx is missing the term − x̂_j mean_k(ĝ_k x̂_k): the gradient through the variance σ²",
-             slip(no_var).dx},
-            {"dx used dy where ĝ = dy ⊙ weight belongs (y = x̂ ⊙ weight + bias)", slip(dy_g).dx}};
-        dw.alternatives = {
-            {"dweight summed dy ⊙ x: it is Σ_rows dy ⊙ x̂, the NORMALISED x", slip(dw_x).dw}};
-        c.grad_contexts = {dx, dw};
-        check_gradients(g, c);
-    }
+}
+
+// The known slips' outputs and gradients, computed by hand, as the case's alternatives.
+void add_layer_norm_slips(GradCase& c, const LayerNormCase& lc, const Tensor& w, const Tensor& b) {
+    const std::vector<double> dy = values(upstream_gradient(lc.x.shape()));
+    auto slip = [&](LayerNormSlip s) { return layer_norm_by_hand(lc.x, w, b, lc.eps, dy, s); };
+    c.forward_context.alternatives = {
+        {"σ² divided by E − 1 (the unbiased variance): layer norm divides by E, as "
+         "PyTorch's nn.LayerNorm",
+         slip({true}).y},
+        {"ε added outside the square root: r = 1 / √(σ² + ε), not 1 / (√σ² + ε)",
+         slip({false, true}).y},
+        {"weight and bias swapped: y = x̂ ⊙ weight + bias", slip({false, false, true}).y}};
+    CompareContext dx, dw;
+    LayerNormSlip no_mean, no_var, neither, dy_g, dw_x;
+    no_mean.no_mean_term = true;
+    no_var.no_variance_term = true;
+    neither.no_mean_term = neither.no_variance_term = true;
+    dy_g.dy_for_g = true;
+    dw_x.dw_with_x = true;
+    dx.alternatives = {
+        {"dx = r ĝ: μ and σ² depend on x too; the gradient through them "
+         "(− mean_k ĝ_k − x̂_j mean_k ĝ_k x̂_k) is missing",
+         slip(neither).dx},
+        {"dx is missing the term − mean_k ĝ_k: the gradient through the mean μ", slip(no_mean).dx},
+        {"dx is missing the term − x̂_j mean_k(ĝ_k x̂_k): the gradient through the variance σ²",
+         slip(no_var).dx},
+        {"dx used dy where ĝ = dy ⊙ weight belongs (y = x̂ ⊙ weight + bias)", slip(dy_g).dx}};
+    dw.alternatives = {
+        {"dweight summed dy ⊙ x: it is Σ_rows dy ⊙ x̂, the NORMALISED x", slip(dw_x).dw}};
+    c.grad_contexts = {dx, dw};
+}
+
+void check_layer_norm_case(Grader& g, Rng& rng, const LayerNormCase& lc) {
+    const int64_t e = lc.x.size(-1);
+    Tensor w = random_leaf(rng, {e}, 0.5, 1.5), b = random_leaf(rng, {e});
+    const real eps = real(lc.eps);
+    GradCase c{
+        lc.label + (lc.eps != 1e-5 ? "" : ", ε = 1e-5"),
+        {lc.x, w, b},
+        {"x", "weight", "bias"},
+        [&g, eps](const std::vector<Tensor>& v) { return g.t.layer_norm(v[0], v[1], v[2], eps); },
+        [eps](const std::vector<Tensor>& v) { return seqgrad::layer_norm(v[0], v[1], v[2], eps); }};
+    c.output = "y";
+    add_layer_norm_slips(c, lc, w, b);
+    c.forward_context.nan_hint = "σ² = Σ (x − μ)² / E; dividing by E − 1 = 0 when E = 1 gives 0/0";
+    check_gradients(g, c);
+}
+
+void check_layer_norm_is_one_node(Grader& g, Rng& rng) {
     g.check("one graph node whose parents are x, weight, bias", [&]() -> std::string {
         Tensor x = random_leaf(rng, {2, 3}), w = random_leaf(rng, {3}), b = random_leaf(rng, {3});
         g.phase("forward");
@@ -139,6 +142,12 @@ void grade_layer_norm(Grader& g) {
                 y.op_name() ? y.op_name() : "?", parents.size());
         return "";
     });
+}
+
+void grade_layer_norm(Grader& g) {
+    Rng rng = g.rng(16);
+    for (const LayerNormCase& lc : layer_norm_cases(g, rng)) check_layer_norm_case(g, rng, lc);
+    check_layer_norm_is_one_node(g, rng);
 }
 
 // ---- 17: multi-head attention -----------------------------------------------------------------
@@ -233,6 +242,45 @@ struct VisibleCase {
     bool causal;
 };
 
+// The weights `a` [S] of query `who`, which sees keys 0..last of the `length` real ones: ""
+// when the keys after `last` get exactly 0 and the others share the weight equally (q = 0).
+std::string check_query_weights(const real* a, int64_t S, int64_t last, int64_t length, bool causal,
+                                const std::string& who) {
+    double total = 0;
+    for (int64_t j = 0; j < S; ++j) {
+        if (std::isnan(a[j])) return fmt::format("{}: NaN weight for key {}", who, j);
+        total += a[j];
+    }
+    for (int64_t j = last + 1; j < S; ++j)
+        if (a[j] != 0)
+            return fmt::format(
+                "{} gives weight {:.6g} to key {}, which {}; it must get exactly 0 "
+                "(−∞ before the softmax)",
+                who, a[j], j,
+                j >= length ? fmt::format("is padding (length {})", length)
+                            : fmt::format("is in its future (it sees keys 0..{})", last));
+    for (int64_t j = 0; j <= last; ++j)
+        if (a[j] == 0)
+            return fmt::format("{} gives no weight to key {}, which it sees (keys 0..{}){}", who, j,
+                               last,
+                               causal ? ": is the causal mask off by one (j ≥ i + S − T "
+                                        "masked instead of j > i + S − T)?"
+                                      : "");
+    for (int64_t j = 0; j <= last; ++j)
+        if (std::fabs(a[j] - 1.0 / double(last + 1)) > 1e-9)
+            return fmt::format(
+                "{} gives weight {:.6g} to key {}, expected {:.6g}: with equal scores "
+                "its weight is shared equally by the keys it sees, 0..{}{}",
+                who, a[j], j, 1.0 / double(last + 1), last,
+                std::fabs(total - 1) > 1e-9
+                    ? fmt::format(". Its weights sum to {:.6g}, not 1: the mask was "
+                                  "applied after the softmax, so the masked keys still "
+                                  "took their share of the denominator",
+                                  total)
+                    : "");
+    return "";
+}
+
 std::string check_visible_keys(Grader& g, const VisibleCase& vc) {
     const int64_t B = vc.lengths.empty() ? 1 : int64_t(vc.lengths.size()), H = 2, d = 2;
     const int64_t T = vc.T, S = vc.S;
@@ -263,128 +311,118 @@ std::string check_visible_keys(Grader& g, const VisibleCase& vc) {
                 const int64_t length = vc.lengths.empty() ? S : vc.lengths[size_t(b)];
                 const int64_t last = std::min(length - 1, vc.causal ? i + S - T : S - 1);
                 const real* a = o.data() + ((b * H + hh) * T + i) * S;
-                const std::string who = fmt::format("batch row {}, head {}: query {}", b, hh, i);
-                double total = 0;
-                for (int64_t j = 0; j < S; ++j) {
-                    if (std::isnan(a[j])) return fmt::format("{}: NaN weight for key {}", who, j);
-                    total += a[j];
-                }
-                for (int64_t j = last + 1; j < S; ++j)
-                    if (a[j] != 0)
-                        return fmt::format(
-                            "{} gives weight {:.6g} to key {}, which {}; it must get exactly 0 "
-                            "(−∞ before the softmax)",
-                            who, a[j], j,
-                            j >= length
-                                ? fmt::format("is padding (length {})", length)
-                                : fmt::format("is in its future (it sees keys 0..{})", last));
-                for (int64_t j = 0; j <= last; ++j)
-                    if (a[j] == 0)
-                        return fmt::format(
-                            "{} gives no weight to key {}, which it sees (keys 0..{}){}", who, j,
-                            last,
-                            vc.causal ? ": is the causal mask off by one (j ≥ i + S − T "
-                                        "masked instead of j > i + S − T)?"
-                                      : "");
-                for (int64_t j = 0; j <= last; ++j)
-                    if (std::fabs(a[j] - 1.0 / double(last + 1)) > 1e-9)
-                        return fmt::format(
-                            "{} gives weight {:.6g} to key {}, expected {:.6g}: with equal scores "
-                            "its weight is shared equally by the keys it sees, 0..{}{}",
-                            who, a[j], j, 1.0 / double(last + 1), last,
-                            std::fabs(total - 1) > 1e-9
-                                ? fmt::format(". Its weights sum to {:.6g}, not 1: the mask was "
-                                              "applied after the softmax, so the masked keys still "
-                                              "took their share of the denominator",
-                                              total)
-                                : "");
+                const std::string why =
+                    check_query_weights(a, S, last, length, vc.causal,
+                                        fmt::format("batch row {}, head {}: query {}", b, hh, i));
+                if (!why.empty()) return why;
             }
     return "";
 }
 
-// The attention on random q, k, v against seqgrad's, with the usual slips named.
-void grade_attention_values(Grader& g, Rng& rng) {
+// One attention case: q [B,H,T,d], k [B,H,S,d], v [B,H,S,dv], padding to `lengths` (none when
+// empty), causal or not.
+struct AttentionCase {
+    std::string label;
+    int64_t B, T, S;
+    std::vector<int32_t> lengths;
+    bool causal;
+    int64_t H, d, dv;
+};
+
+std::vector<AttentionCase> attention_value_cases(Grader& g, Rng& rng) {
     const int64_t B = g.random_size(rng, 1, 3), H = g.random_size(rng, 1, 3),
                   T = g.random_size(rng, 1, 4), S = g.random_size(rng, 2, 5),
                   d = g.random_size(rng, 2, 4), dv = g.random_size(rng, 1, 3);
     std::vector<int32_t> lengths;
     for (int64_t b = 0; b < 2; ++b) lengths.push_back(int32_t(1 + rng.below(uint64_t(S))));
     lengths[0] = int32_t(S - 1);
-    struct Case {
-        std::string label;
-        int64_t B, T, S;
-        std::vector<int32_t> lengths;
-        bool causal;
+    const std::string lengths_text = fmt::format("{}", fmt::join(lengths, ","));
+    return {{fmt::format("B={} h={} T={} S={} d={} dv={}, no mask", B, H, T, S, d, dv),
+             B,
+             T,
+             S,
+             {},
+             false,
+             H,
+             d,
+             dv},
+            {fmt::format("padding, lengths [{}]", lengths_text), 2, T, S, lengths, false, H, d, dv},
+            {"causal, T=S=4", B, 4, 4, {}, true, H, d, dv},
+            {fmt::format("causal and padding, T=2 S={}, lengths [{}]", S, lengths_text), 2, 2, S,
+             lengths, true, H, d, dv}};
+}
+
+// The scaling slips, from the composed twin on rescaled queries (s = q kᵀ · scale).
+void add_scale_slips(GradCase& c, const AttentionCase& ac, const std::vector<Tensor>& qkv,
+                     const Tensor& mask) {
+    auto scaled_by = [&](double factor) {
+        return values(scaled_dot_product_attention_composed(qkv[0] * real(factor), qkv[1], qkv[2],
+                                                            mask, ac.causal));
     };
-    for (const Case& ac : std::vector<Case>{
-             {fmt::format("B={} h={} T={} S={} d={} dv={}, no mask", B, H, T, S, d, dv),
-              B,
-              T,
-              S,
-              {},
-              false},
-             {fmt::format("padding, lengths [{}]", fmt::join(lengths, ",")), 2, T, S, lengths,
-              false},
-             {"causal, T=S=4", B, 4, 4, {}, true},
-             {fmt::format("causal and padding, T=2 S={}, lengths [{}]", S, fmt::join(lengths, ",")),
-              2, 2, S, lengths, true}}) {
-        Tensor mask = ac.lengths.empty() ? Tensor() : seqgrad::padding_mask(ac.lengths, ac.S);
-        const bool causal = ac.causal;
-        GradCase c{
-            ac.label,
-            {random_leaf(rng, {ac.B, H, ac.T, d}, -2, 2),
-             random_leaf(rng, {ac.B, H, ac.S, d}, -2, 2), random_leaf(rng, {ac.B, H, ac.S, dv})},
-            {"q", "k", "v"},
-            [&g, mask, causal](const std::vector<Tensor>& v) {
-                return g.t.scaled_dot_product_attention(v[0], v[1], v[2], mask, causal);
-            },
-            [mask, causal](const std::vector<Tensor>& v) {
-                return seqgrad::scaled_dot_product_attention(v[0], v[1], v[2], mask, causal).output;
-            }};
-        c.output = "o [B,h,T,dv]";
-        // the slips, from the composed twin on rescaled queries (s = q kᵀ · scale)
-        std::vector<Tensor> dq = {c.inputs[0].detach(), c.inputs[1].detach(), c.inputs[2].detach()};
-        auto scaled_by = [&](double factor) {
-            return values(scaled_dot_product_attention_composed(dq[0] * real(factor), dq[1], dq[2],
-                                                                mask, causal));
-        };
-        const double root_d = std::sqrt(double(d));
-        c.forward_context.alternatives = {
-            {"the scores were not divided by √d (s = q·k / √d, d = q.size(3))", scaled_by(root_d)},
-            {"the scores were divided by d instead of √d", scaled_by(1 / root_d)}};
-        if (H > 1)
-            c.forward_context.alternatives.push_back(
-                {fmt::format("the scores were divided by √(h·d) = √{}: each head's scores use "
-                             "its own d = {}",
-                             H * d, d),
-                 scaled_by(1 / std::sqrt(double(H)))});
-        if (mask.defined()) {
-            // weights × (1 − mask) after the softmax
-            Tensor s = matmul(reshape(dq[0], {ac.B * H, ac.T, d}),
-                              reshape(dq[1], {ac.B * H, ac.S, d}), false, true) *
-                       real(1 / root_d);
-            s = reshape(s, {ac.B, H, ac.T, ac.S});
-            if (causal) s = masked_fill(s, seqgrad::causal_mask(ac.T, ac.S), -kInf);
-            Tensor a = softmax(s) * (1 - reshape(mask, {ac.B, 1, 1, ac.S}));
-            c.forward_context.alternatives.push_back(
-                {"the padding mask was applied after the softmax: the padded keys still took "
-                 "their share of the denominator; set their scores to −∞ BEFORE the softmax",
-                 values(reshape(matmul(reshape(a, {ac.B * H, ac.T, ac.S}),
-                                       reshape(dq[2], {ac.B * H, ac.S, dv})),
-                                {ac.B, H, ac.T, dv}))});
-            // padded keys get exactly zero gradient in k and v
-            CompareContext none, dk, dvv;
-            for (int64_t b = 0; b < ac.B; ++b)
-                for (int64_t hh = 0; hh < H; ++hh)
-                    for (int64_t j = 0; j < ac.S; ++j) {
-                        const bool pad = j >= ac.lengths[size_t(b)];
-                        for (int64_t e = 0; e < d; ++e) dk.masked.push_back(pad);
-                        for (int64_t e = 0; e < dv; ++e) dvv.masked.push_back(pad);
-                    }
-            c.grad_contexts = {none, dk, dvv};
-        }
-        check_gradients(g, c);
-    }
+    const double root_d = std::sqrt(double(ac.d));
+    c.forward_context.alternatives = {
+        {"the scores were not divided by √d (s = q·k / √d, d = q.size(3))", scaled_by(root_d)},
+        {"the scores were divided by d instead of √d", scaled_by(1 / root_d)}};
+    if (ac.H > 1)
+        c.forward_context.alternatives.push_back(
+            {fmt::format("the scores were divided by √(h·d) = √{}: each head's scores use "
+                         "its own d = {}",
+                         ac.H * ac.d, ac.d),
+             scaled_by(1 / std::sqrt(double(ac.H)))});
+}
+
+// With padding: the mask applied after the softmax (weights × (1 − mask)) as a slip, and the
+// padded keys' exactly zero gradient in k and v.
+void add_padding_slips(GradCase& c, const AttentionCase& ac, const std::vector<Tensor>& qkv,
+                       const Tensor& mask) {
+    const int64_t B = ac.B, H = ac.H, T = ac.T, S = ac.S, d = ac.d, dv = ac.dv;
+    Tensor s = matmul(reshape(qkv[0], {B * H, T, d}), reshape(qkv[1], {B * H, S, d}), false, true) *
+               real(1 / std::sqrt(double(d)));
+    s = reshape(s, {B, H, T, S});
+    if (ac.causal) s = masked_fill(s, seqgrad::causal_mask(T, S), -kInf);
+    Tensor a = softmax(s) * (1 - reshape(mask, {B, 1, 1, S}));
+    c.forward_context.alternatives.push_back(
+        {"the padding mask was applied after the softmax: the padded keys still took "
+         "their share of the denominator; set their scores to −∞ BEFORE the softmax",
+         values(reshape(matmul(reshape(a, {B * H, T, S}), reshape(qkv[2], {B * H, S, dv})),
+                        {B, H, T, dv}))});
+    CompareContext none, dk, dvv;
+    for (int64_t b = 0; b < B; ++b)
+        for (int64_t hh = 0; hh < H; ++hh)
+            for (int64_t j = 0; j < S; ++j) {
+                const bool pad = j >= ac.lengths[size_t(b)];
+                for (int64_t e = 0; e < d; ++e) dk.masked.push_back(pad);
+                for (int64_t e = 0; e < dv; ++e) dvv.masked.push_back(pad);
+            }
+    c.grad_contexts = {none, dk, dvv};
+}
+
+void check_attention_case(Grader& g, Rng& rng, const AttentionCase& ac) {
+    Tensor mask = ac.lengths.empty() ? Tensor() : seqgrad::padding_mask(ac.lengths, ac.S);
+    const bool causal = ac.causal;
+    GradCase c{
+        ac.label,
+        {random_leaf(rng, {ac.B, ac.H, ac.T, ac.d}, -2, 2),
+         random_leaf(rng, {ac.B, ac.H, ac.S, ac.d}, -2, 2),
+         random_leaf(rng, {ac.B, ac.H, ac.S, ac.dv})},
+        {"q", "k", "v"},
+        [&g, mask, causal](const std::vector<Tensor>& v) {
+            return g.t.scaled_dot_product_attention(v[0], v[1], v[2], mask, causal);
+        },
+        [mask, causal](const std::vector<Tensor>& v) {
+            return seqgrad::scaled_dot_product_attention(v[0], v[1], v[2], mask, causal).output;
+        }};
+    c.output = "o [B,h,T,dv]";
+    const std::vector<Tensor> qkv = {c.inputs[0].detach(), c.inputs[1].detach(),
+                                     c.inputs[2].detach()};
+    add_scale_slips(c, ac, qkv, mask);
+    if (mask.defined()) add_padding_slips(c, ac, qkv, mask);
+    check_gradients(g, c);
+}
+
+// The attention on random q, k, v against seqgrad's, with the usual slips named.
+void grade_attention_values(Grader& g, Rng& rng) {
+    for (const AttentionCase& ac : attention_value_cases(g, rng)) check_attention_case(g, rng, ac);
 }
 
 // The three parts together inside nn.MultiheadAttention's projections: masked self-attention.

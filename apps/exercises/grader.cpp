@@ -184,6 +184,59 @@ void parse_line(const std::string& line, Outcome& out) {
     }
 }
 
+// In the child: grades the exercise, writing its lines to `out_fd`, and exits. Never returns.
+[[noreturn]] void grade_in_child(const Exercise& ex, const ExerciseTable& table, uint64_t seed,
+                                 pid_t parent, int out_fd) {
+    die_with(parent);
+    ::dup2(2, 1);  // the learner's prints go to stderr, the table stays readable
+    Grader g(out_fd, seed, table);
+    try {
+        ex.grade(g);
+    } catch (...) {
+    }
+    ::close(out_fd);
+    ::_exit(0);
+}
+
+// Reads the child's lines from `fd` into `out` until it closes the pipe or the time is up;
+// returns false when the time ran out first.
+bool read_child_lines(int fd, double timeout_seconds, Outcome& out) {
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::milliseconds(int64_t(timeout_seconds * 1000));
+    std::string buffer;
+    for (;;) {
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        deadline - std::chrono::steady_clock::now())
+                        .count();
+        if (left <= 0) return false;
+        pollfd p{fd, POLLIN, 0};
+        int ready = ::poll(&p, 1, int(std::min<long long>(left, 1000)));
+        if (ready < 0 && errno == EINTR) continue;
+        if (ready <= 0) continue;
+        char chunk[4096];
+        ssize_t n = ::read(fd, chunk, sizeof chunk);
+        if (n <= 0) return true;
+        buffer.append(chunk, size_t(n));
+        for (size_t nl; (nl = buffer.find('\n')) != std::string::npos;) {
+            parse_line(buffer.substr(0, nl), out);
+            buffer.erase(0, nl + 1);
+        }
+    }
+}
+
+// How the child ended, when not normally: "" for a clean exit.
+std::string child_failure(bool timed_out, int status, double timeout_seconds,
+                          const std::string& phase) {
+    if (timed_out)
+        return fmt::format("timed out after {:g} s in the {} (an endless loop?)", timeout_seconds,
+                           phase);
+    if (WIFSIGNALED(status))
+        return fmt::format("crashed ({}) in the {}", signal_name(WTERMSIG(status)), phase);
+    if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
+        return fmt::format("exited with status {} in the {}", WEXITSTATUS(status), phase);
+    return "";
+}
+
 Outcome run_in_child(const Exercise& ex, const ExerciseTable& table, uint64_t seed,
                      double timeout_seconds) {
     Outcome out;
@@ -194,56 +247,16 @@ Outcome run_in_child(const Exercise& ex, const ExerciseTable& table, uint64_t se
     pid_t pid = ::fork();
     if (pid < 0) throw std::runtime_error("fork failed");
     if (pid == 0) {
-        die_with(parent);
         ::close(fds[0]);
-        ::dup2(2, 1);  // the learner's prints go to stderr, the table stays readable
-        Grader g(fds[1], seed, table);
-        try {
-            ex.grade(g);
-        } catch (...) {
-        }
-        ::close(fds[1]);
-        ::_exit(0);
+        grade_in_child(ex, table, seed, parent, fds[1]);
     }
     ::close(fds[1]);
-    const auto deadline = std::chrono::steady_clock::now() +
-                          std::chrono::milliseconds(int64_t(timeout_seconds * 1000));
-    std::string buffer;
-    bool timed_out = false;
-    for (;;) {
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                        deadline - std::chrono::steady_clock::now())
-                        .count();
-        if (left <= 0) {
-            timed_out = true;
-            break;
-        }
-        pollfd p{fds[0], POLLIN, 0};
-        int ready = ::poll(&p, 1, int(std::min<long long>(left, 1000)));
-        if (ready < 0 && errno == EINTR) continue;
-        if (ready <= 0) continue;
-        char chunk[4096];
-        ssize_t n = ::read(fds[0], chunk, sizeof chunk);
-        if (n <= 0) break;
-        buffer.append(chunk, size_t(n));
-        for (size_t nl; (nl = buffer.find('\n')) != std::string::npos;) {
-            parse_line(buffer.substr(0, nl), out);
-            buffer.erase(0, nl + 1);
-        }
-    }
+    const bool timed_out = !read_child_lines(fds[0], timeout_seconds, out);
     ::close(fds[0]);
     if (timed_out) ::kill(pid, SIGKILL);
     int status = 0;
     ::waitpid(pid, &status, 0);
-    if (timed_out)
-        out.failure = fmt::format("timed out after {:g} s in the {} (an endless loop?)",
-                                  timeout_seconds, out.phase);
-    else if (WIFSIGNALED(status))
-        out.failure =
-            fmt::format("crashed ({}) in the {}", signal_name(WTERMSIG(status)), out.phase);
-    else if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
-        out.failure =
-            fmt::format("exited with status {} in the {}", WEXITSTATUS(status), out.phase);
+    out.failure = child_failure(timed_out, status, timeout_seconds, out.phase);
     return out;
 }
 

@@ -179,81 +179,97 @@ json transformer_paths(const std::vector<std::vector<int>>& inputs, int embeddin
     return out;
 }
 
+// The tape's nodes as columns, one entry per node in the engine's order, and the groups
+// (module, step) the nodes belong to.
+struct TapeColumns {
+    std::vector<GroupKey> groups;
+    std::vector<int> group_of;             // node -> its group
+    std::vector<std::vector<int>> inputs;  // node -> the nodes on the tape it reads
+    std::vector<std::string> ops;          // the op names, each once
+    json op = json::array(), shape = json::array(), value = json::array(), input = json::array(),
+         named = json::object();
+    std::vector<bool> held_by_kernel;  // the node's gradient is on its kernel's extension
+};
+
+// Reads every node of `order` (index: a node's position in it; names: the parameters' names),
+// and marks the inner nodes to keep their gradient for the backward pass that follows.
+TapeColumns read_columns(const std::vector<NodePtr>& order, const TapeRecording& recording,
+                         const std::unordered_map<const Node*, int>& index,
+                         const std::unordered_map<const Node*, std::string>& names) {
+    TapeColumns c;
+    c.group_of.resize(order.size());
+    c.inputs.resize(order.size());
+    c.held_by_kernel.assign(order.size(), false);
+    std::map<GroupKey, int> group_index;
+    std::map<std::string, int> op_index;
+    for (size_t i = 0; i < order.size(); ++i) {
+        Node& node = *order[i];
+        const GroupKey key = group_key(node, i + 1 == order.size(), recording);
+        auto [g, added] = group_index.emplace(key, int(c.groups.size()));
+        if (added) c.groups.push_back(key);
+        c.group_of[i] = g->second;
+
+        const std::string op = node.op ? node.op : node.is_leaf ? "parameter" : "?";
+        auto [o, new_op] = op_index.emplace(op, int(c.ops.size()));
+        if (new_op) c.ops.push_back(op);
+        c.op.push_back(o->second);
+        c.shape.push_back(std::vector<int64_t>(node.shape.begin(), node.shape.end()));
+        c.value.push_back(significant(norm(node.data, node.numel())));
+        json in = json::array();
+        for (const NodePtr& p : node.parents) {
+            const auto it = index.find(p.get());
+            if (it == index.end()) continue;  // a constant (no gradient): not on the tape
+            c.inputs[i].push_back(it->second);
+            in.push_back(it->second);
+        }
+        c.input.push_back(in);
+        if (node.is_leaf) {
+            const auto it = names.find(&node);
+            c.named[std::to_string(i)] = it == names.end() ? "(input)" : it->second;
+        }
+        c.held_by_kernel[i] = node.extension != nullptr;
+        if (!node.is_leaf) node.retains_grad = true;  // read after the backward pass
+    }
+    return c;
+}
+
 // The tape of `loss`, recorded under `recording`; `embedded` and `outputs` are the source
 // embeddings and the encoder outputs the paths run through.
 json graph_json(const Module& model, const TapeRecording& recording, Tensor loss,
                 const Tensor& embedded, const Tensor& outputs, bool transformer) {
     const std::vector<std::pair<std::string, Tensor>> parameters = model.named_parameters();
     const std::vector<NodePtr> order = recorded_graph(loss);  // the engine's own traversal
-
     std::unordered_map<const Node*, int> index;
     for (size_t i = 0; i < order.size(); ++i) index[order[i].get()] = int(i);
     std::unordered_map<const Node*, std::string> names;
     for (const auto& [name, p] : parameters) names[&p.node()] = name;
-
-    std::vector<GroupKey> groups;
-    std::map<GroupKey, int> group_index;
-    std::vector<int> group_of(order.size());
-    std::vector<std::vector<int>> inputs(order.size());
-    std::vector<std::string> ops;
-    std::map<std::string, int> op_index;
-    json op_column = json::array(), shape = json::array(), value = json::array(),
-         input_column = json::array(), named = json::object();
-    std::vector<bool> held_by_kernel(order.size(), false);
-    for (size_t i = 0; i < order.size(); ++i) {
-        Node& node = *order[i];
-        const GroupKey key = group_key(node, i + 1 == order.size(), recording);
-        auto [g, added] = group_index.emplace(key, int(groups.size()));
-        if (added) groups.push_back(key);
-        group_of[i] = g->second;
-
-        const std::string op = node.op ? node.op : node.is_leaf ? "parameter" : "?";
-        auto [o, new_op] = op_index.emplace(op, int(ops.size()));
-        if (new_op) ops.push_back(op);
-        op_column.push_back(o->second);
-        shape.push_back(std::vector<int64_t>(node.shape.begin(), node.shape.end()));
-        value.push_back(significant(norm(node.data, node.numel())));
-        json in = json::array();
-        for (const NodePtr& p : node.parents) {
-            const auto it = index.find(p.get());
-            if (it == index.end()) continue;  // a constant (no gradient): not on the tape
-            inputs[i].push_back(it->second);
-            in.push_back(it->second);
-        }
-        input_column.push_back(in);
-        if (node.is_leaf) {
-            const auto it = names.find(&node);
-            named[std::to_string(i)] = it == names.end() ? "(input)" : it->second;
-        }
-        held_by_kernel[i] = node.extension != nullptr;
-        if (!node.is_leaf) node.retains_grad = true;  // read below
-    }
+    const TapeColumns c = read_columns(order, recording, index, names);
 
     loss.backward();
     json grad = json::array();
     for (size_t i = 0; i < order.size(); ++i)
-        grad.push_back(gradient_norm(*order[i], held_by_kernel[i]));
+        grad.push_back(gradient_norm(*order[i], c.held_by_kernel[i]));
     for (auto [name, p] : parameters) p.zero_grad();
 
     json group;
-    const json group_list = sorted_groups(groups, group_of, group);
+    const json group_list = sorted_groups(c.groups, c.group_of, group);
     auto find = [&](const Tensor& t) {
         const auto it = t.defined() ? index.find(&t.node()) : index.end();
         return it == index.end() ? -1 : it->second;
     };
     const int embedding = find(embedded), memory = find(outputs);
-    json paths = transformer ? transformer_paths(inputs, embedding, memory)
-                             : paths_json(inputs, groups, group_of, embedding, memory);
+    json paths = transformer ? transformer_paths(c.inputs, embedding, memory)
+                             : paths_json(c.inputs, c.groups, c.group_of, embedding, memory);
     return {{"loss", significant(loss.item())},
-            {"ops", ops},
+            {"ops", c.ops},
             {"nodes",
-             {{"op", op_column},
-              {"shape", shape},
-              {"value", value},
+             {{"op", c.op},
+              {"shape", c.shape},
+              {"value", c.value},
               {"grad", grad},
               {"group", group},
-              {"inputs", input_column}}},
-            {"names", named},
+              {"inputs", c.input}}},
+            {"names", c.named},
             {"groups", group_list},
             {"paths", paths}};
 }
@@ -276,8 +292,8 @@ json tape_json(const TranslationModel& model, const Batch& batch) {
     ForwardRecord record;
     const Tensor loss = model.forward_loss(batch, LossOptions{}, &record).loss;
     const bool recurrent = !record.encoder_step_states.empty();
-    json tape = graph_json(model, recording, loss, record.source_embeddings,
-                           record.encoder_outputs, !recurrent);
+    json tape = graph_json(model, recording, loss, record.source_embeddings, record.encoder_outputs,
+                           !recurrent);
     if (!recurrent) tape["kind"] = "transformer";
     return tape;
 }

@@ -76,8 +76,10 @@ PyHypothesis to_python(const Hypothesis& h, const Task& task, size_t source_leng
     p.score = h.score;
     p.log_prob = h.log_prob;
     p.finished = h.finished;
-    if (h.attention.empty()) p.attention = py::none();
-    else p.attention = matrix<float>(h.attention, source_length);
+    if (h.attention.empty())
+        p.attention = py::none();
+    else
+        p.attention = matrix<float>(h.attention, source_length);
     return p;
 }
 
@@ -138,14 +140,14 @@ std::vector<PyTranslation> translate_sentences(const Run& run,
     return out;
 }
 
-py::dict saliency(const Run& run, const std::string& sentence, const std::string& method,
-                  int beam, int steps) {
+py::dict saliency(const Run& run, const std::string& sentence, const std::string& method, int beam,
+                  int steps) {
     const SaliencyMethod kind = parse_saliency_method(method);
     const Translation translation =
         decode(run, {sentence}, decode_options(run, beam, 1, std::nullopt, std::nullopt))[0];
     if (translation.nbest.empty() || translation.nbest[0].tokens.empty())
-        throw Error(fmt::format("saliency: nothing to explain: '{}' translates to nothing",
-                                sentence));
+        throw Error(
+            fmt::format("saliency: nothing to explain: '{}' translates to nothing", sentence));
     const Hypothesis& best = translation.nbest[0];
     SaliencyOptions options;
     options.integrated_gradients = kind == SaliencyMethod::integrated_gradients;
@@ -214,7 +216,7 @@ py::dict evaluate(const Run& run, const std::string& metrics, int beam, std::opt
     py::dict out;
     out["scores"] = scores;
     out["lines"] = lines;
-    if (!pipeline.reversible()) {  // the output is normalised text: scores against normalised
+    if (!pipeline.reversible()) {    // the output is normalised text: scores against normalised
         py::dict normalised_scores;  // references too
         for (const ScoreDefinition& d : parse_score_definitions(metrics))
             normalised_scores[py::str(d.name)] = defined_score(d, hypotheses, {normalised}).score;
@@ -313,9 +315,8 @@ py::dict gradflow_study(const std::vector<std::string>& argv) {
     return out;
 }
 
-}  // namespace
-
-void bind_runs(py::module_& m) {
+// A translation and its hypotheses, as translate returns them.
+void bind_translations(py::module_& m) {
     py::class_<PyHypothesis>(m, "Hypothesis", py::module_local())
         .def_readonly("tokens", &PyHypothesis::tokens)
         .def_readonly("text", &PyHypothesis::text)
@@ -331,20 +332,26 @@ void bind_runs(py::module_& m) {
         .def_readonly("source", &PyTranslation::source)
         .def_readonly("source_tokens", &PyTranslation::source_tokens)
         .def_readonly("nbest", &PyTranslation::nbest)
-        .def_property_readonly("text", [](const PyTranslation& t) {
-            return t.nbest.empty() ? std::string() : t.nbest[0].text;
-        })
-        .def_property_readonly("attention", [](const PyTranslation& t) {
-            return t.nbest.empty() ? py::none() : t.nbest[0].attention;
-        })
-        .def_property_readonly("score", [](const PyTranslation& t) {
-            return t.nbest.empty() ? 0.0 : t.nbest[0].score;
-        })
+        .def_property_readonly("text",
+                               [](const PyTranslation& t) {
+                                   return t.nbest.empty() ? std::string() : t.nbest[0].text;
+                               })
+        .def_property_readonly("attention",
+                               [](const PyTranslation& t) {
+                                   return t.nbest.empty() ? py::none() : t.nbest[0].attention;
+                               })
+        .def_property_readonly(
+            "score",
+            [](const PyTranslation& t) { return t.nbest.empty() ? 0.0 : t.nbest[0].score; })
         .def("__repr__", [](const PyTranslation& t) {
             return fmt::format("Translation({!r} -> {!r})", t.source,
                                t.nbest.empty() ? std::string() : t.nbest[0].text);
         });
+}
 
+// A loaded run's methods and the module's functions behind seqgrad.runs (load_run, train,
+// explore, the gradient-flow study).
+void bind_run(py::module_& m) {
     py::class_<Run, std::shared_ptr<Run>>(m, "_Run", py::module_local())
         .def_readonly("run_dir", &Run::run_dir)
         .def_readonly("checkpoint", &Run::checkpoint)
@@ -358,7 +365,9 @@ void bind_runs(py::module_& m) {
     m.def("_train", &train_run);
     m.def("_explore", &explore);
     m.def("_gradflow_study", &gradflow_study);
+}
 
+void bind_bleu(py::module_& m) {
     py::class_<BleuScore>(m, "BleuScore", py::module_local())
         .def_readonly("score", &BleuScore::score)
         .def_readonly("precisions", &BleuScore::precisions)
@@ -369,28 +378,37 @@ void bind_runs(py::module_& m) {
         .def_readonly("ref_len", &BleuScore::ref_len)
         .def("__float__", [](const BleuScore& b) { return b.score; })
         .def("__repr__", [](const BleuScore& b) { return b.format(); });
-    m.def("bleu",
-          [](const std::vector<std::string>& hypotheses, const py::object& references,
-             const std::string& tokenize, bool lowercase, const std::string& smooth_method) {
-              std::vector<std::vector<std::string>> streams;
-              if (py::isinstance<py::list>(references) && py::len(references) > 0 &&
-                  py::isinstance<py::str>(py::list(references)[0]))
-                  streams.push_back(references.cast<std::vector<std::string>>());
-              else
-                  streams = references.cast<std::vector<std::vector<std::string>>>();
-              for (const auto& stream : streams)
-                  check_line_counts("hypotheses", hypotheses.size(), "references", stream.size());
-              BleuOptions options;
-              options.tokenize = tokenize;
-              options.lowercase = lowercase;
-              options.smooth_method = smooth_method;
-              check_bleu_options(options);
-              return corpus_bleu(hypotheses, streams, options);
-          },
-          py::arg("hypotheses"), py::arg("references"), py::arg("tokenize") = "13a",
-          py::arg("lowercase") = false, py::arg("smooth_method") = "exp",
-          "sacreBLEU's corpus BLEU; references: a list of strings (one reference each) or a list "
-          "of such lists (several references).");
+    m.def(
+        "bleu",
+        [](const std::vector<std::string>& hypotheses, const py::object& references,
+           const std::string& tokenize, bool lowercase, const std::string& smooth_method) {
+            std::vector<std::vector<std::string>> streams;
+            if (py::isinstance<py::list>(references) && py::len(references) > 0 &&
+                py::isinstance<py::str>(py::list(references)[0]))
+                streams.push_back(references.cast<std::vector<std::string>>());
+            else
+                streams = references.cast<std::vector<std::vector<std::string>>>();
+            for (const auto& stream : streams)
+                check_line_counts("hypotheses", hypotheses.size(), "references", stream.size());
+            BleuOptions options;
+            options.tokenize = tokenize;
+            options.lowercase = lowercase;
+            options.smooth_method = smooth_method;
+            check_bleu_options(options);
+            return corpus_bleu(hypotheses, streams, options);
+        },
+        py::arg("hypotheses"), py::arg("references"), py::arg("tokenize") = "13a",
+        py::arg("lowercase") = false, py::arg("smooth_method") = "exp",
+        "sacreBLEU's corpus BLEU; references: a list of strings (one reference each) or a list "
+        "of such lists (several references).");
+}
+
+}  // namespace
+
+void bind_runs(py::module_& m) {
+    bind_translations(m);
+    bind_run(m);
+    bind_bleu(m);
 }
 
 }  // namespace seqgrad::python

@@ -58,23 +58,9 @@ std::vector<std::string> parse_name_list(const std::string& text, const char* op
     return names;
 }
 
-}  // namespace
-
-GradflowOptions parse_gradflow_options(const std::vector<std::string>& argv) {
-    Args args(argv, {"out",       "models",         "attention",  "cells",   "lengths",
-                     "task",      "target-length",  "symbols",    "batch",   "seeds",
-                     "seed",      "train-steps",    "lr",         "clip",    "embedding",
-                     "hidden",    "attention-size", "run",        "threads", "measure-at",
-                     "threshold", "window",         "seed-index", "heads",   "ff-size",
-                     "layers"},
-              {"quiet", "help"});
-    if (!args.positional().empty())
-        throw GradflowUsageError(
-            fmt::format("gradflow: unexpected argument \"{}\"", args.positional().front()));
-    GradflowOptions o;
-    o.out_dir = args.get("out", o.out_dir);
-    o.run_dirs = args.all("run");
-    // --attention, and its older name --models
+// What is compared: the attention kinds (--attention, or its older name --models), the cells,
+// the lengths and the task.
+void read_comparison(const Args& args, GradflowOptions& o) {
     if (args.has("models") && args.has("attention"))
         throw Error("gradflow: --models is the older name of --attention; give one of them");
     const char* attention_option = args.has("models") ? "--models" : "--attention";
@@ -88,6 +74,10 @@ GradflowOptions parse_gradflow_options(const std::vector<std::string>& argv) {
     if (args.has("lengths")) o.lengths = parse_positive_list(args.get("lengths"), "--lengths");
     o.task = args.get("task", o.run_dirs.empty() ? "copy" : "");
     if (is_long_range_task(o.task) && !args.has("lengths")) o.lengths = {50, 100, 200};
+}
+
+// The data, the training and when and how the gradient is measured.
+void read_training(const Args& args, GradflowOptions& o) {
     o.target_length = args.get_int("target-length", o.target_length);
     o.symbols = args.get_int("symbols", o.symbols);
     o.batch_size = args.get_int("batch", o.batch_size);
@@ -115,6 +105,10 @@ GradflowOptions parse_gradflow_options(const std::vector<std::string>& argv) {
     if (o.threshold < 0 || o.window < 1)
         throw Error(fmt::format("gradflow: --threshold {} must be > 0 and --window {} >= 1",
                                 o.threshold, o.window));
+}
+
+// The models' sizes: the RNNs', and the Transformer's when it is compared.
+void read_sizes(const Args& args, GradflowOptions& o) {
     o.model.embedding_size = args.get_int("embedding", o.model.embedding_size);
     o.model.hidden_size = args.get_int("hidden", o.model.hidden_size);
     o.model.attention_size = args.get_int("attention-size", o.model.attention_size);
@@ -132,10 +126,31 @@ GradflowOptions parse_gradflow_options(const std::vector<std::string>& argv) {
             "gradflow: the Transformer's --heads {} must divide --hidden {} (its d_model), and "
             "--heads, --ff-size {} and --layers {} must be >= 1",
             o.heads, o.model.hidden_size, o.ff_size, o.transformer_layers));
-    o.quiet = args.has("quiet");
-    o.threads = std::max(1, args.get_int("threads", 1));
     if (o.model.embedding_size < 1 || o.model.hidden_size < 1 || o.model.attention_size < 1)
         throw Error("--embedding, --hidden and --attention-size must be >= 1");
+}
+
+}  // namespace
+
+GradflowOptions parse_gradflow_options(const std::vector<std::string>& argv) {
+    Args args(argv, {"out",       "models",         "attention",  "cells",   "lengths",
+                     "task",      "target-length",  "symbols",    "batch",   "seeds",
+                     "seed",      "train-steps",    "lr",         "clip",    "embedding",
+                     "hidden",    "attention-size", "run",        "threads", "measure-at",
+                     "threshold", "window",         "seed-index", "heads",   "ff-size",
+                     "layers"},
+              {"quiet", "help"});
+    if (!args.positional().empty())
+        throw GradflowUsageError(
+            fmt::format("gradflow: unexpected argument \"{}\"", args.positional().front()));
+    GradflowOptions o;
+    o.out_dir = args.get("out", o.out_dir);
+    o.run_dirs = args.all("run");
+    read_comparison(args, o);
+    read_training(args, o);
+    read_sizes(args, o);
+    o.quiet = args.has("quiet");
+    o.threads = std::max(1, args.get_int("threads", 1));
     return o;
 }
 

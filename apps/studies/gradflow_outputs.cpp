@@ -203,9 +203,7 @@ void write_threshold_outputs(const GradflowReport& report, const GradflowOptions
     write("threshold_table.md", threshold_table(report.threshold_runs, o.train_steps));
 }
 
-// training.csv and the plots of the training phase.
-void write_training_outputs(const GradflowReport& report, const GradflowOptions& o,
-                            const Write& write) {
+void write_training_csv(const GradflowReport& report, const Write& write) {
     std::vector<std::vector<std::string>> rows;
     for (const TrainRecord& r : report.training)
         rows.push_back({r.model, std::to_string(r.seed), std::to_string(r.step),
@@ -216,35 +214,20 @@ void write_training_outputs(const GradflowReport& report, const GradflowOptions&
           plot::to_csv({"model", "seed", "step", "L", "loss", "grad_encoder", "grad_attention",
                         "grad_decoder", "grad_output", "grad_total"},
                        rows));
-    // Encoder-group gradient norm and loss, averaged over the seeds and over windows of
-    // `window` consecutive steps (each step has its own random L: single steps are noisy).
-    // The long-range tasks train each T on its own: the plots show the largest T.
-    const int largest = *std::max_element(o.lengths.begin(), o.lengths.end());
-    const bool one_length = is_long_range_task(o.task);
-    const std::string at_length = one_length ? fmt::format(", T = {}", largest) : "";
-    int last_step = 0;
-    for (const TrainRecord& r : report.training) last_step = std::max(last_step, r.step);
-    const int window = std::max(1, (last_step + 99) / 100);
-    plot::LinePlot norms, losses;
-    norms.title =
-        fmt::format("encoder gradient norm in training (mean over seeds, {}-step windows{})",
-                    window, at_length);
-    norms.x_label = "step";
-    norms.y_label = "‖dL/dθ_encoder‖";
-    norms.log_y = true;
-    losses.title =
-        fmt::format("training loss (mean over seeds, {}-step windows{})", window, at_length);
-    losses.x_label = "step";
-    losses.y_label = "loss";
-    losses.log_y = true;
-    std::vector<std::string> order;
+}
+
+// Each model's encoder-group gradient norm and loss, averaged over the seeds and over windows
+// of `window` consecutive steps, as (mean step, mean value) series.
+void add_windowed_series(const GradflowReport& report, int window, int only_length,
+                         plot::LinePlot& norms, plot::LinePlot& losses) {
     struct Sums {
         double norm = 0, loss = 0, steps = 0;
         int count = 0;
     };
+    std::vector<std::string> order;
     std::map<std::string, std::map<int, Sums>> sums;  // model -> window -> sums
     for (const TrainRecord& r : report.training) {
-        if (one_length && r.length != largest) continue;
+        if (only_length > 0 && r.length != only_length) continue;
         if (!sums.count(r.model)) order.push_back(r.model);
         Sums& s = sums[r.model][(r.step - 1) / window];
         s.norm += r.groups.encoder;
@@ -263,6 +246,33 @@ void write_training_outputs(const GradflowReport& report, const GradflowOptions&
         norms.series.push_back(n);
         losses.series.push_back(l);
     }
+}
+
+// training.csv and the plots of the training phase: the encoder-group gradient norm and the
+// loss, in windows of steps (each step has its own random L: single steps are noisy). The
+// long-range tasks train each T on its own: the plots show the largest T.
+void write_training_outputs(const GradflowReport& report, const GradflowOptions& o,
+                            const Write& write) {
+    write_training_csv(report, write);
+    const int largest = *std::max_element(o.lengths.begin(), o.lengths.end());
+    const bool one_length = is_long_range_task(o.task);
+    const std::string at_length = one_length ? fmt::format(", T = {}", largest) : "";
+    int last_step = 0;
+    for (const TrainRecord& r : report.training) last_step = std::max(last_step, r.step);
+    const int window = std::max(1, (last_step + 99) / 100);
+    plot::LinePlot norms, losses;
+    norms.title =
+        fmt::format("encoder gradient norm in training (mean over seeds, {}-step windows{})",
+                    window, at_length);
+    norms.x_label = "step";
+    norms.y_label = "‖dL/dθ_encoder‖";
+    norms.log_y = true;
+    losses.title =
+        fmt::format("training loss (mean over seeds, {}-step windows{})", window, at_length);
+    losses.x_label = "step";
+    losses.y_label = "loss";
+    losses.log_y = true;
+    add_windowed_series(report, window, one_length ? largest : 0, norms, losses);
     write("training_encoder_grad_norm.svg", plot::line_plot_svg(norms));
     write("training_loss.svg", plot::line_plot_svg(losses));
 }

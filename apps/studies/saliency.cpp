@@ -45,6 +45,45 @@ struct Row {
     int64_t step, scale;
 };
 
+// The rows' source embeddings, row r = α_{scale} · sentence's embeddings padded to the longest
+// source: a leaf [R,S,E] to differentiate; `lengths` the rows' source lengths.
+Tensor scaled_embeddings(const std::vector<SaliencyInput>& inputs,
+                         const std::vector<std::vector<double>>& embeddings,
+                         const std::vector<double>& scales, const std::vector<Row>& rows, int64_t E,
+                         std::vector<int32_t>& lengths) {
+    const int64_t R = int64_t(rows.size());
+    int64_t S = 0;
+    for (const Row& r : rows) S = std::max(S, int64_t(inputs[r.sentence].source_ids.size()));
+    std::vector<real> values(size_t(R * S * E), real(0));
+    lengths.clear();
+    for (int64_t r = 0; r < R; ++r) {
+        const Row& row = rows[size_t(r)];
+        const std::vector<double>& e = embeddings[row.sentence];
+        const double alpha = scales[size_t(row.scale)];
+        for (size_t i = 0; i < e.size(); ++i) values[size_t(r * S * E) + i] = real(alpha * e[i]);
+        lengths.push_back(int32_t(inputs[row.sentence].source_ids.size()));
+    }
+    return Tensor::from_vector({R, S, E}, values, /*requires_grad=*/true);
+}
+
+// Σ f_t over the rows [first, running) of step t (log_probs [running, V]: the step's output),
+// each row's f_t also kept in its OutputGradients.
+Tensor objective_of_step(const Tensor& log_probs, int64_t first, int64_t running, int64_t t,
+                         const std::vector<SaliencyInput>& inputs, const std::vector<Row>& rows,
+                         std::vector<OutputGradients>& out) {
+    const int64_t n = running - first, V = log_probs.size(1);
+    const Tensor mine = slice(log_probs, 0, first, running);  // [n, V]
+    std::vector<real> pick(size_t(n * V), real(0));
+    for (int64_t j = 0; j < n; ++j) {
+        const Row& row = rows[size_t(first + j)];
+        const int32_t y = inputs[row.sentence].outputs[size_t(t)];
+        pick[size_t(j * V + y)] = real(1);
+        OutputGradients& o = out[row.sentence];
+        o.log_probs[size_t(t * o.scales + row.scale)] = double(mine.data()[j * V + y]);
+    }
+    return sum(mul(mine, Tensor::from_vector({n, V}, pick)));
+}
+
 // f_t and ∂f_t/∂x for `rows` (at most kMaxRows), in one forward and one backward pass. Sources of
 // different lengths are padded (the encoder and attention mask the padding, as in decoding);
 // the rows are sorted by decreasing t, so the rows still needed at decoder step τ (those with
@@ -56,23 +95,12 @@ void gradients_of_rows(const TranslationModel& model, const std::vector<Saliency
     std::stable_sort(rows.begin(), rows.end(),
                      [](const Row& a, const Row& b) { return a.step > b.step; });
     const int64_t R = int64_t(rows.size()), E = source_embedding_size(model);
-    int64_t S = 0;
-    for (const Row& r : rows) S = std::max(S, int64_t(inputs[r.sentence].source_ids.size()));
-    std::vector<real> values(size_t(R * S * E), real(0));
     std::vector<int32_t> lengths;
-    for (int64_t r = 0; r < R; ++r) {
-        const Row& row = rows[size_t(r)];
-        const std::vector<double>& e = embeddings[row.sentence];
-        const double alpha = scales[size_t(row.scale)];
-        for (size_t i = 0; i < e.size(); ++i) values[size_t(r * S * E) + i] = real(alpha * e[i]);
-        lengths.push_back(int32_t(inputs[row.sentence].source_ids.size()));
-    }
-    Tensor embedded = Tensor::from_vector({R, S, E}, values, /*requires_grad=*/true);
+    Tensor embedded = scaled_embeddings(inputs, embeddings, scales, rows, E, lengths);
     std::unique_ptr<DecoderState> state = model.start_decoding_embedded(embedded, lengths);
-    const int64_t V = model.vocab_size(), T = rows.front().step + 1;
     Tensor objective;
     int64_t running = R;
-    for (int64_t t = 0; t < T; ++t) {
+    for (int64_t t = 0; t <= rows.front().step; ++t) {
         while (running > 0 && rows[size_t(running - 1)].step < t) --running;  // rows of t..T-1
         if (running != state->rows()) {  // the leading rows, still in the graph
             std::vector<int32_t> leading(static_cast<size_t>(running));
@@ -89,22 +117,14 @@ void gradients_of_rows(const TranslationModel& model, const std::vector<Saliency
         int64_t first = running;  // the rows of step t: [first, running)
         while (first > 0 && rows[size_t(first - 1)].step == t) --first;
         if (first == running) continue;
-        const int64_t n = running - first;
-        const Tensor mine = slice(step.log_probs, 0, first, running);  // [n, V]
-        std::vector<real> pick(size_t(n * V), real(0));
-        for (int64_t j = 0; j < n; ++j) {
-            const Row& row = rows[size_t(first + j)];
-            const int32_t y = inputs[row.sentence].outputs[size_t(t)];
-            pick[size_t(j * V + y)] = real(1);
-            OutputGradients& o = out[row.sentence];
-            o.log_probs[size_t(t * o.scales + row.scale)] = double(mine.data()[j * V + y]);
-        }
-        const Tensor picked = sum(mul(mine, Tensor::from_vector({n, V}, pick)));
+        const Tensor picked =
+            objective_of_step(step.log_probs, first, running, t, inputs, rows, out);
         objective = objective.defined() ? add(objective, picked) : picked;
     }
     objective.backward();  // row r's gradient is its own f_t's: the rows share nothing
     const real* g = embedded.grad_data();
     if (!g) return;  // no path from the embeddings to the outputs: the gradients stay zero
+    const int64_t S = embedded.size(1);
     for (int64_t r = 0; r < R; ++r) {
         const Row& row = rows[size_t(r)];
         OutputGradients& o = out[row.sentence];

@@ -5,8 +5,8 @@
 // y grows; K = beam_size; lp(n) the length penalty; β the coverage penalty weight, and
 //     score(y) = L(y) / lp(|y|) + cp(y),   cp(y) = β Σ_s log(min(Σ_t a_ts, 1))  (<= 0).
 //
-// Beam search is in models/decoding/beam_search.cpp, with the explanation of the algorithm, its stopping
-// rule and where length normalisation applies; what both share is declared in
+// Beam search is in models/decoding/beam_search.cpp, with the explanation of the algorithm, its
+// stopping rule and where length normalisation applies; what both share is declared in
 // models/decoding/decoding_detail.h and defined here.
 //
 // ======================================== Greedy ==============================================
@@ -160,8 +160,68 @@ double length_penalty(int64_t length, const DecodeOptions& options) {
 
 // ================================================================================================
 
-std::vector<Hypothesis> greedy_decode(const StepModel& model,
-                                                 std::unique_ptr<DecoderState> initial,
+namespace {
+
+// Greedy decoding's sentences: each one's hypothesis and coverage Σ_t a_ts, and which sentence
+// each row of the decoder state holds (a finished sentence's row leaves the state).
+struct GreedySentences {
+    std::vector<Hypothesis> hypotheses;
+    std::vector<std::vector<double>> coverage;
+    std::vector<int32_t> sentence_of_row;
+
+    explicit GreedySentences(int64_t n)
+        : hypotheses(size_t(n)), coverage(size_t(n)), sentence_of_row(size_t(n)) {
+        std::iota(sentence_of_row.begin(), sentence_of_row.end(), 0);
+    }
+};
+
+// The most probable token of `row` [V] that is not banned and has probability > 0 (the first
+// one on ties), or -1 when there is none.
+int32_t best_allowed_token(const real* row, int64_t vocab, const std::vector<int32_t>& banned) {
+    int32_t best_token = -1;
+    double best_log_prob = kNegativeInfinity;
+    for (int32_t v = 0; v < int32_t(vocab); ++v) {
+        if (!(row[v] > best_log_prob)) continue;  // also skips -inf and NaN
+        if (std::find(banned.begin(), banned.end(), v) != banned.end()) continue;
+        best_token = v;
+        best_log_prob = row[v];
+    }
+    return best_token;
+}
+
+// One greedy step: every row's sentence takes its best allowed token. Returns the rows that go
+// on (neither ended by EOS, nor at their length limit, nor at a dead end) and keeps only their
+// sentences in sentence_of_row.
+std::vector<int32_t> extend_every_row(const StepOutput& out, const DecodeOptions& options,
+                                      const std::vector<int32_t>& source_lengths,
+                                      GreedySentences& sentences, const char* who) {
+    std::vector<int32_t> kept_rows, kept_sentences, banned;
+    for (int64_t r = 0; r < int64_t(sentences.sentence_of_row.size()); ++r) {
+        const size_t b = size_t(sentences.sentence_of_row[size_t(r)]);
+        Hypothesis& h = sentences.hypotheses[b];
+        collect_banned_tokens(h.tokens, options, banned);
+        const real* row = out.log_prob_row(r);  // [V]
+        const int32_t token = best_allowed_token(row, out.vocab, banned);
+        if (token < 0) continue;  // dead end: stops unfinished
+        h.tokens.push_back(token);
+        h.log_prob += row[token];
+        if (out.attention)
+            record_attention(out.attention_row(r), attention_columns(out, source_lengths, b, who),
+                             options, h.attention, sentences.coverage[b]);
+        if (token == Vocab::EOS) {
+            h.finished = true;
+        } else if (int64_t(h.tokens.size()) < sentence_max_length(options, source_lengths, b)) {
+            kept_rows.push_back(int32_t(r));
+            kept_sentences.push_back(int32_t(b));
+        }
+    }
+    sentences.sentence_of_row.swap(kept_sentences);
+    return kept_rows;
+}
+
+}  // namespace
+
+std::vector<Hypothesis> greedy_decode(const StepModel& model, std::unique_ptr<DecoderState> initial,
                                       const DecodeOptions& options,
                                       const std::vector<int32_t>& source_lengths) {
     const char* who = "greedy_decode";
@@ -171,64 +231,28 @@ std::vector<Hypothesis> greedy_decode(const StepModel& model,
     if (!initial) throw Error(fmt::format("{}: no decoder state", who));
     check_options(checked, *initial, source_lengths, who);
 
-    const int64_t num_sentences = initial->rows();
-    std::vector<Hypothesis> output(static_cast<size_t>(num_sentences));
-    std::vector<std::vector<double>> coverage(static_cast<size_t>(num_sentences));
-    std::vector<int32_t> sentence_of_row(
-        static_cast<size_t>(num_sentences));  // batch row -> sentence
-    std::iota(sentence_of_row.begin(), sentence_of_row.end(), 0);
-
+    GreedySentences sentences(initial->rows());
     std::unique_ptr<DecoderState> state = std::move(initial);
-    std::vector<int32_t> previous_tokens, banned, kept_rows, kept_sentences;
-    while (!sentence_of_row.empty()) {
-        const int64_t rows = int64_t(sentence_of_row.size());
+    std::vector<int32_t> previous_tokens;
+    while (!sentences.sentence_of_row.empty()) {
+        const int64_t rows = int64_t(sentences.sentence_of_row.size());
         previous_tokens.clear();
-        for (int32_t b : sentence_of_row)
-            previous_tokens.push_back(previous_token(output[size_t(b)].tokens));
+        for (int32_t b : sentences.sentence_of_row)
+            previous_tokens.push_back(previous_token(sentences.hypotheses[size_t(b)].tokens));
         const StepOutput out(model.step(previous_tokens, *state), rows, model.vocab_size(), who);
         if (options.coverage_penalty > 0 && !out.attention)
             throw Error(
                 fmt::format("{}: coverage_penalty needs a model that returns attention", who));
-
-        kept_rows.clear();
-        kept_sentences.clear();
-        for (int64_t r = 0; r < rows; ++r) {
-            const size_t b = size_t(sentence_of_row[size_t(r)]);
-            Hypothesis& h = output[b];
-            // argmax over the allowed tokens of probability > 0 (the first one on ties)
-            collect_banned_tokens(h.tokens, options, banned);
-            const real* row = out.log_prob_row(r);  // [V]
-            int32_t best_token = -1;
-            double best_log_prob = kNegativeInfinity;
-            for (int32_t v = 0; v < int32_t(out.vocab); ++v) {
-                if (!(row[v] > best_log_prob)) continue;  // also skips -inf and NaN
-                if (std::find(banned.begin(), banned.end(), v) != banned.end()) continue;
-                best_token = v;
-                best_log_prob = row[v];
-            }
-            if (best_token < 0) continue;  // dead end: stops unfinished
-            h.tokens.push_back(best_token);
-            h.log_prob += best_log_prob;
-            if (out.attention)
-                record_attention(out.attention_row(r),
-                                 attention_columns(out, source_lengths, b, who), options,
-                                 h.attention, coverage[b]);
-            if (best_token == Vocab::EOS) {
-                h.finished = true;
-            } else if (int64_t(h.tokens.size()) < sentence_max_length(options, source_lengths, b)) {
-                kept_rows.push_back(int32_t(r));
-                kept_sentences.push_back(int32_t(b));
-            }
-        }
+        const std::vector<int32_t> kept_rows =
+            extend_every_row(out, options, source_lengths, sentences, who);
         // Rows that finished leave the batch.
-        if (!kept_rows.empty() && !is_identity(kept_rows, rows))
-            state = state->select(kept_rows);
-        sentence_of_row.swap(kept_sentences);
+        if (!kept_rows.empty() && !is_identity(kept_rows, rows)) state = state->select(kept_rows);
     }
-    for (size_t b = 0; b < output.size(); ++b)
-        output[b].score =
-            hypothesis_score(output[b].log_prob, output[b].tokens.size(), coverage[b], options);
-    return output;
+    for (size_t b = 0; b < sentences.hypotheses.size(); ++b) {
+        Hypothesis& h = sentences.hypotheses[b];
+        h.score = hypothesis_score(h.log_prob, h.tokens.size(), sentences.coverage[b], options);
+    }
+    return std::move(sentences.hypotheses);
 }
 
 }  // namespace seqgrad
