@@ -17,6 +17,9 @@ async function runChecks(list) {
   if (list.includes("latency")) {  // bench/live_page.sh: median ms of a few decodes of one sentence
     const source = () => LIVE_HASH.get("sentence_text") || sources[0];
     liveTest.latency = {};
+    // one decode first, as the native bench/decode_latency does: the browser compiles the module's
+    // hot functions again, optimized, once they have run a while
+    await engine.call("seqgrad_live_translate", JSON.stringify({ sources: [source()], ...settings, beam_size: 5 }), "warming up");
     for (const [name, beam] of [["greedy", 1], ["beam5", 5]]) {
       const times = [];
       for (let k = 0; k < 7; k++) {
