@@ -115,7 +115,8 @@ class SharedOverStepsScope {
     SharedOverStepsScope& operator=(const SharedOverStepsScope&) = delete;
 
   private:
-    size_t previous_size_;
+    // the fast kernels' previous list of shared weights (the reference kernels keep none)
+    [[maybe_unused]] size_t previous_size_;
 };
 // What an op multiplies by for `weight` on this thread: the open scope's view, or `weight`
 // (valid while the scope lives).
@@ -127,9 +128,9 @@ const Tensor& weight_in_use(const Tensor& weight);
 // parts of one step, each a forward and backward of some of the batch's rows. Reference: one after
 // another on the calling thread, every gradient straight into .grad. Fast: task k on thread k
 // (autograd/kernels/parallel.h), the leaves' gradients of every k > 0 kept apart (in buffers this
-// object keeps from step to step, installed as the thread's LeafGradientSink, autograd/kernel_hooks.h)
-// and added into .grad afterwards in the order k = 1, 2, ... (so the result does not depend on
-// timing). Rethrows the error of the lowest k that threw.
+// object keeps from step to step, installed as the thread's LeafGradientSink,
+// autograd/kernel_hooks.h) and added into .grad afterwards in the order k = 1, 2, ... (so the
+// result does not depend on timing). Rethrows the error of the lowest k that threw.
 class ParallelGradients {
   public:
     ParallelGradients();

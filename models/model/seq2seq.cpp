@@ -288,7 +288,6 @@ Seq2Seq::Seq2Seq(const ModelConfig& c, int64_t source_vocab, int64_t target_voca
     : encoder(c, source_vocab, rng, fused),
       decoder(c, target_vocab, encoder.output_size(), rng, fused),
       config_(c),
-      source_vocab_(source_vocab),
       target_vocab_(target_vocab),
       rng_(rng) {
     register_module("encoder", encoder);

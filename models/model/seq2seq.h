@@ -214,7 +214,7 @@ class Seq2Seq : public TranslationModel {
     void init_normal(Rng& rng);
 
     ModelConfig config_;
-    int64_t source_vocab_, target_vocab_;
+    int64_t target_vocab_;
     Rng& rng_;
 };
 

@@ -40,7 +40,6 @@ Transformer::Transformer(const ModelConfig& config, int64_t source_vocab, int64_
       transformer(layer_options(config, fused), config.encoder_layers, config.decoder_layers, rng),
       dropout(real(config.dropout), rng),
       config_(config),
-      source_vocab_(source_vocab),
       target_vocab_(target_vocab) {
     if (config.d_model % config.heads != 0)
         throw Error(fmt::format("model.d_model: {} is not divisible by model.heads {}",
@@ -262,7 +261,7 @@ StepResult Transformer::step(const std::vector<int32_t>& previous_tokens,
     const Tensor x =
         embed(target_embedding->forward(previous_tokens, {N, 1}), target_positions, state.step);
     StepResult result;
-    Tensor top_cross;  // [N,h,1,S]
+    Tensor top_cross;                                // [N,h,1,S]
     const bool layers = state.keep_layer_attention;  // every layer's weights: copies, on request
     const Tensor h = transformer.decoder.step(x, state.layers, state.memory_mask,
                                               layers ? &result.cross_attention : nullptr,

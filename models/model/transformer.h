@@ -119,7 +119,7 @@ class Transformer : public TranslationModel {
     LossOutput loss_of_rows(const Tensor& h, const Batch& batch, double label_smoothing) const;
 
     ModelConfig config_;
-    int64_t source_vocab_, target_vocab_;
+    int64_t target_vocab_;
 };
 
 }  // namespace seqgrad
