@@ -175,6 +175,28 @@ FlowMeasurement measure_gradient_flow(TranslationModel& model, const Batch& batc
     return m;
 }
 
+void FlowCurve::add_curves(const std::vector<double>& measured_hidden,
+                           const std::vector<double>& measured_embedding,
+                           const std::vector<double>& measured_direct,
+                           const std::vector<double>& measured_recurrent, double measured_loss) {
+    if (hidden.empty())
+        for (std::vector<double>* v : {&hidden, &embedding, &direct, &recurrent})
+            v->assign(measured_hidden.size(), 0);
+    for (size_t t = 0; t < measured_hidden.size(); ++t) {
+        hidden[t] += measured_hidden[t];
+        embedding[t] += measured_embedding[t];
+        direct[t] += measured_direct[t];
+        recurrent[t] += measured_recurrent[t];
+    }
+    loss += measured_loss;
+}
+
+void FlowCurve::divide_curves(double n) {
+    for (std::vector<double>* v : {&hidden, &embedding, &direct, &recurrent})
+        for (double& x : *v) x /= n;
+    loss /= n;
+}
+
 // ---- data ------------------------------------------------------------------------------------
 
 Batch synthetic_batch(const std::string& task, int length, int target_length, int symbols,
@@ -244,19 +266,7 @@ struct Accumulator {
     FlowCurve curve;
     int count = 0, saturation_count = 0, entropy_count = 0;
     void add(const FlowMeasurement& m) {
-        if (curve.hidden.empty()) {
-            curve.hidden.assign(m.hidden.size(), 0);
-            curve.embedding.assign(m.embedding.size(), 0);
-            curve.direct.assign(m.direct.size(), 0);
-            curve.recurrent.assign(m.recurrent.size(), 0);
-        }
-        for (size_t t = 0; t < m.hidden.size(); ++t) {
-            curve.hidden[t] += m.hidden[t];
-            curve.embedding[t] += m.embedding[t];
-            curve.direct[t] += m.direct[t];
-            curve.recurrent[t] += m.recurrent[t];
-        }
-        curve.loss += m.loss;
+        curve.add_curves(m.hidden, m.embedding, m.direct, m.recurrent, m.loss);
         curve.groups.encoder += m.groups.encoder;
         curve.groups.attention += m.groups.attention;
         curve.groups.decoder += m.groups.decoder;
@@ -276,11 +286,7 @@ struct Accumulator {
     FlowCurve mean() const {
         FlowCurve c = curve;
         const double n = count;
-        for (double& x : c.hidden) x /= n;
-        for (double& x : c.embedding) x /= n;
-        for (double& x : c.direct) x /= n;
-        for (double& x : c.recurrent) x /= n;
-        c.loss /= n;
+        c.divide_curves(n);
         c.groups.encoder /= n;
         c.groups.attention /= n;
         c.groups.decoder /= n;

@@ -18,26 +18,12 @@ struct CurveSum {
     FlowCurve curve;
     int count = 0;
     void add(const LongRangeFlow& f) {
-        if (count == 0) {
-            curve.hidden.assign(f.hidden.size(), 0);
-            curve.embedding.assign(f.hidden.size(), 0);
-            curve.direct.assign(f.hidden.size(), 0);
-            curve.recurrent.assign(f.hidden.size(), 0);
-        }
-        for (size_t t = 0; t < f.hidden.size(); ++t) {
-            curve.hidden[t] += f.hidden[t];
-            curve.embedding[t] += f.input[t];
-            curve.direct[t] += f.direct[t];
-            curve.recurrent[t] += f.recurrent[t];
-        }
-        curve.loss += f.loss;
+        curve.add_curves(f.hidden, f.input, f.direct, f.recurrent, f.loss);
         count++;
     }
     FlowCurve mean() const {
         FlowCurve c = curve;
-        for (auto* v : {&c.hidden, &c.embedding, &c.direct, &c.recurrent})
-            for (double& x : *v) x /= count;
-        c.loss /= count;
+        c.divide_curves(count);
         return c;
     }
 };

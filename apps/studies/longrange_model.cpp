@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "apps/studies/gradflow.h"
 #include "seqgrad/autograd/ops.h"
 #include "seqgrad/layers/loss.h"
 #include "seqgrad/layers/positional_encoding.h"
@@ -35,14 +36,6 @@ int64_t input_channels(const std::string& task) {
     if (task == "adding") return 2;
     if (task == "copy_memory") return kCopyMemoryAlphabet + 2;
     throw Error(fmt::format("long-range model: task '{}': expected adding or copy_memory", task));
-}
-
-// ‖row‖² of n numbers at grad + offset (nullptr: no gradient arrived, 0).
-double norm_sq(const real* grad, int64_t offset, int64_t n) {
-    if (!grad) return 0;
-    double s = 0;
-    for (int64_t i = 0; i < n; ++i) s += double(grad[offset + i]) * double(grad[offset + i]);
-    return s;
 }
 
 // y = norm1(z + SelfAttention(z, causal)),  z' = norm2(y + FF(y)): nn.TransformerEncoderLayer
@@ -192,8 +185,9 @@ LongRangeFlow measure_long_range_flow(LongRangeModel& model, const LongRangeBatc
     if (model.is_transformer()) {  // hidden: ‖dL/de_t‖; no recurrence to split by
         for (int64_t t = 0; t < N; ++t) {
             for (int64_t b = 0; b < B; ++b) {
-                f.hidden[size_t(t)] += std::sqrt(norm_sq(direct, (b * N + t) * H, H)) / double(B);
-                f.input[size_t(t)] += std::sqrt(norm_sq(input, (b * N + t) * C, C)) / double(B);
+                f.hidden[size_t(t)] +=
+                    std::sqrt(row_norm_sq(direct, (b * N + t) * H, H)) / double(B);
+                f.input[size_t(t)] += std::sqrt(row_norm_sq(input, (b * N + t) * C, C)) / double(B);
             }
             f.direct[size_t(t)] = f.recurrent[size_t(t)] = NAN;
         }
@@ -208,10 +202,10 @@ LongRangeFlow measure_long_range_flow(LongRangeModel& model, const LongRangeBatc
                 const double d = direct ? double(direct[(b * N + t) * H + j]) : 0;
                 r += (g - d) * (g - d);
             }
-            f.hidden[size_t(t)] += std::sqrt(norm_sq(total, b * H, H)) / double(B);
-            f.direct[size_t(t)] += std::sqrt(norm_sq(direct, (b * N + t) * H, H)) / double(B);
+            f.hidden[size_t(t)] += std::sqrt(row_norm_sq(total, b * H, H)) / double(B);
+            f.direct[size_t(t)] += std::sqrt(row_norm_sq(direct, (b * N + t) * H, H)) / double(B);
             f.recurrent[size_t(t)] += std::sqrt(r) / double(B);
-            f.input[size_t(t)] += std::sqrt(norm_sq(input, (b * N + t) * C, C)) / double(B);
+            f.input[size_t(t)] += std::sqrt(row_norm_sq(input, (b * N + t) * C, C)) / double(B);
         }
     }
     return f;
