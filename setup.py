@@ -20,11 +20,12 @@ os.makedirs(BUILD, exist_ok=True)
 
 
 def configured_interpreter(build):
-    """The Python3_EXECUTABLE of an existing build folder's CMakeCache.txt, or None."""
+    """The interpreter an existing build folder's CMakeCache.txt was configured for, or None
+    (Python3_EXECUTABLE when given on the command line, else FindPython's _Python3_EXECUTABLE)."""
     try:
         with open(os.path.join(build, "CMakeCache.txt"), encoding="utf-8") as cache:
             for line in cache:
-                match = re.match(r"Python3_EXECUTABLE:\w+=(.*)", line.strip())
+                match = re.match(r"_?Python3_EXECUTABLE:\w+=(.*)", line.strip())
                 if match:
                     return match.group(1)
     except OSError:
