@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: with emscripten, the WebAssembly build and its tests under node; a release
 # build (-O2, the fast kernels) running every test through ctest (the live page in Chromium too),
-# then pytest on its Python modules and the notebooks (when pybind11 is there); a release build
+# then pytest on its Python modules and the notebooks, and the modules installed (cmake --install
+# --component python) and imported from outside the checkout (when pybind11 is there); a release build
 # with only the reference kernels (-DSEQGRAD_KERNELS=reference) running the unit tests and the
 # end-to-end training tests (the date task learns, resume is bit-exact); the
 # installed package built against by examples/ in float and double (scripts/install_example.sh);
@@ -52,6 +53,14 @@ ctest --test-dir build --output-on-failure -j"$jobs"
 phase "the release tests"
 if [ "$python" = ON ]; then
   SEQGRAD_BUILD="$PWD/build" /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/python
+  # The documented install (docs/python.md): the component `python` into a folder, imported from
+  # outside the checkout.
+  site=$(mktemp -d "${TMPDIR:-/tmp}/seqgrad-site.XXXXXX")
+  cmake --install build --component python --prefix "$site" >/dev/null
+  (cd "$site" && PYTHONPATH="$site" /usr/bin/python3 -c "import seqgrad, seqgrad.f64
+assert seqgrad.__file__.startswith('$site'), seqgrad.__file__
+print('installed seqgrad imports:', seqgrad.real, seqgrad.f64.real)")
+  rm -rf "$site"
   phase "the Python tests and notebooks"
 fi
 cmake -S . -B build-reference -DCMAKE_BUILD_TYPE=Release -DSEQGRAD_KERNELS=reference \
