@@ -1,5 +1,6 @@
 """Tensors from Python: numpy round trips, zero-copy views and their lifetimes, autograd,
-no_grad, exceptions carrying the C++ message, and the GIL released in long calls."""
+no_grad, and the GIL released in long calls. The exceptions (each error kind, with the C++
+message naming the op and shapes) are in test_errors.py."""
 
 import gc
 import threading
