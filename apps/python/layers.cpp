@@ -236,6 +236,16 @@ void bind_recurrent_layers(py::module_& m) {
     bind_cell<RNNCell>(m, "RNNCell", false);
 }
 
+// (context, weights) of an RNN attention layer called from Python.
+template <class L>
+std::pair<Tensor, Tensor> call_attention(const Owned<L>& w, const Tensor& query, const Tensor& keys,
+                                         std::optional<Tensor> mask) {
+    AttentionResult r = attend(*w.layer, query, keys, mask);
+    return {r.context, r.weights};
+}
+const char* const kAttentionCallDoc =
+    "query [B,Dq], keys [B,S,Dk], mask [B,S] (1 at padding) -> (context [B,Dk], weights [B,S]).";
+
 // The RNN decoder's attentions: Bahdanau's and Luong's.
 void bind_rnn_attention_layers(py::module_& m) {
     layer_class<BahdanauAttention>(m, "BahdanauAttention",
@@ -251,16 +261,8 @@ void bind_rnn_attention_layers(py::module_& m) {
              }),
              py::arg("query_dim"), py::arg("key_dim"), py::arg("attn_dim") = 128,
              py::arg("key_bias") = true, py::arg("seed") = py::none())
-        .def(
-            "__call__",
-            [](const Owned<BahdanauAttention>& w, const Tensor& query, const Tensor& keys,
-               std::optional<Tensor> mask) {
-                AttentionResult r = attend(*w.layer, query, keys, mask);
-                return std::make_pair(r.context, r.weights);
-            },
-            py::arg("query"), py::arg("keys"), py::arg("mask") = py::none(),
-            "query [B,Dq], keys [B,S,Dk], mask [B,S] (1 at padding) -> (context [B,Dk], "
-            "weights [B,S]).");
+        .def("__call__", &call_attention<BahdanauAttention>, py::arg("query"), py::arg("keys"),
+             py::arg("mask") = py::none(), kAttentionCallDoc);
 
     layer_class<LuongAttention>(m, "LuongAttention",
                                 "score_s = qᵀ k_s (dot), qᵀ W_a k_s (general) or vᵀ tanh(W [q; "
@@ -275,14 +277,8 @@ void bind_rnn_attention_layers(py::module_& m) {
              }),
              py::arg("query_dim"), py::arg("key_dim"), py::arg("score") = "dot",
              py::arg("scaled") = false, py::arg("attn_dim") = 128, py::arg("seed") = py::none())
-        .def(
-            "__call__",
-            [](const Owned<LuongAttention>& w, const Tensor& query, const Tensor& keys,
-               std::optional<Tensor> mask) {
-                AttentionResult r = attend(*w.layer, query, keys, mask);
-                return std::make_pair(r.context, r.weights);
-            },
-            py::arg("query"), py::arg("keys"), py::arg("mask") = py::none());
+        .def("__call__", &call_attention<LuongAttention>, py::arg("query"), py::arg("keys"),
+             py::arg("mask") = py::none(), kAttentionCallDoc);
 }
 
 void bind_multihead_attention(py::module_& m) {

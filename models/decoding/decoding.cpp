@@ -168,6 +168,8 @@ struct GreedySentences {
     std::vector<Hypothesis> hypotheses;
     std::vector<std::vector<double>> coverage;
     std::vector<int32_t> sentence_of_row;
+    // each step's scratch, kept between steps so that a step allocates nothing
+    std::vector<int32_t> kept_rows, kept_sentences, banned;
 
     explicit GreedySentences(int64_t n)
         : hypotheses(size_t(n)), coverage(size_t(n)), sentence_of_row(size_t(n)) {
@@ -192,16 +194,19 @@ int32_t best_allowed_token(const real* row, int64_t vocab, const std::vector<int
 // One greedy step: every row's sentence takes its best allowed token. Returns the rows that go
 // on (neither ended by EOS, nor at their length limit, nor at a dead end) and keeps only their
 // sentences in sentence_of_row.
-std::vector<int32_t> extend_every_row(const StepOutput& out, const DecodeOptions& options,
-                                      const std::vector<int32_t>& source_lengths,
-                                      GreedySentences& sentences, const char* who) {
-    std::vector<int32_t> kept_rows, kept_sentences, banned;
+const std::vector<int32_t>& extend_every_row(const StepOutput& out, const DecodeOptions& options,
+                                             const std::vector<int32_t>& source_lengths,
+                                             GreedySentences& sentences, const char* who) {
+    std::vector<int32_t>& kept_rows = sentences.kept_rows;
+    std::vector<int32_t>& kept_sentences = sentences.kept_sentences;
+    kept_rows.clear();
+    kept_sentences.clear();
     for (int64_t r = 0; r < int64_t(sentences.sentence_of_row.size()); ++r) {
         const size_t b = size_t(sentences.sentence_of_row[size_t(r)]);
         Hypothesis& h = sentences.hypotheses[b];
-        collect_banned_tokens(h.tokens, options, banned);
+        collect_banned_tokens(h.tokens, options, sentences.banned);
         const real* row = out.log_prob_row(r);  // [V]
-        const int32_t token = best_allowed_token(row, out.vocab, banned);
+        const int32_t token = best_allowed_token(row, out.vocab, sentences.banned);
         if (token < 0) continue;  // dead end: stops unfinished
         h.tokens.push_back(token);
         h.log_prob += row[token];
@@ -243,7 +248,7 @@ std::vector<Hypothesis> greedy_decode(const StepModel& model, std::unique_ptr<De
         if (options.coverage_penalty > 0 && !out.attention)
             throw Error(
                 fmt::format("{}: coverage_penalty needs a model that returns attention", who));
-        const std::vector<int32_t> kept_rows =
+        const std::vector<int32_t>& kept_rows =
             extend_every_row(out, options, source_lengths, sentences, who);
         // Rows that finished leave the batch.
         if (!kept_rows.empty() && !is_identity(kept_rows, rows)) state = state->select(kept_rows);

@@ -5,8 +5,6 @@
 
 #include <atomic>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "seqgrad/data/file_io.h"
 #include "seqgrad/models/decoding/translator.h"
@@ -31,14 +29,6 @@ struct TemporaryFile {
         fs::remove(path, ignored);
     }
 };
-
-std::string read_all(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw Error(fmt::format("{}: cannot read the file", path), ErrorKind::io);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
 
 // The best hypothesis' tokens of each source (empty when nothing was decoded).
 std::vector<std::vector<int32_t>> best_tokens(const TranslationModel& model, const Task& task,
@@ -70,7 +60,7 @@ std::string live_weights_file(const LoadedRun& run, Dtype dtype) {
     if (!metadata.is_object()) metadata = nlohmann::json::object();
     TemporaryFile file;
     save_checkpoint(file.path, *run.model, {}, metadata, dtype);
-    return read_all(file.path);
+    return read_file(file.path);
 }
 
 WeightsComparison compare_weights(const LoadedRun& run, const std::string& weights_file,
