@@ -11,9 +11,10 @@
 
 #include "seqgrad/data/bpe.h"
 #include "seqgrad/data/reversible_tokenizer.h"
+#include "seqgrad/models/decoding/translator.h"
 #include "seqgrad/models/run/run.h"
 #include "seqgrad/models/training/trainer.h"
-#include "seqgrad/models/decoding/translator.h"
+#include "temp_dir.h"
 
 using namespace seqgrad;
 
@@ -49,10 +50,8 @@ Config deu_eng_config(const std::string& run_dir, int64_t max_steps) {
 }  // namespace
 
 TEST_CASE("a BPE run saves its codes, resumes with them, and writes real English") {
-    const std::string dir = (std::filesystem::temp_directory_path() /
-                             ("seqgrad_test_bpe_" + std::to_string(::getpid())))
-                                .string();
-    std::filesystem::remove_all(dir);
+    const testing::TempDir run_dir("bpe");
+    const std::string dir = run_dir.path.string();
     TrainOptions quiet;
     quiet.quiet = true;
     train(deu_eng_config(dir, 100), quiet);

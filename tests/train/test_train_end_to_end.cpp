@@ -15,19 +15,11 @@
 #include "seqgrad/models/formats/checkpoint.h"
 #include "seqgrad/models/training/checkpoint_average.h"
 #include "seqgrad/models/training/trainer.h"
+#include "temp_dir.h"
 
 using namespace seqgrad;
 
 namespace {
-
-std::string temp_run_dir(const std::string& name) {
-    // the pid: several checkouts' test suites may run at once on one machine
-    std::string dir = (std::filesystem::temp_directory_path() /
-                       ("seqgrad_test_" + name + "_" + std::to_string(::getpid())))
-                          .string();
-    std::filesystem::remove_all(dir);
-    return dir;
-}
 
 Config small_dates_config(const std::string& run_dir) {
     nlohmann::json j = {
@@ -61,7 +53,8 @@ std::vector<std::string> read_lines(const std::string& path) {
 }  // namespace
 
 TEST_CASE("the date task learns: test accuracy far above chance after a short run") {
-    Config c = small_dates_config(temp_run_dir("dates"));
+    const testing::TempDir run("dates");
+    Config c = small_dates_config(run.path.string());
     TrainOptions quiet;
     quiet.quiet = true;
     std::vector<ProgressLine> progress;  // on_progress is called even when quiet
@@ -123,8 +116,9 @@ TEST_CASE(
         TrainOptions quiet;
         quiet.quiet = true;
         const std::string name = std::to_string(threads) + "_" + std::to_string(batch_tokens);
-        std::string straight = temp_run_dir("straight" + name),
-                    resumed = temp_run_dir("resumed" + name);
+        const testing::TempDir straight_dir("straight" + name), resumed_dir("resumed" + name);
+        const std::string straight = straight_dir.path.string(),
+                          resumed = resumed_dir.path.string();
         train(config(straight, 25), quiet);
         train(config(resumed, 13), quiet);
         TrainOptions resume = quiet;
@@ -158,7 +152,8 @@ TEST_CASE(
 }
 
 TEST_CASE("a loss that becomes NaN stops training, naming the step and the last good checkpoint") {
-    Config c = small_dates_config(temp_run_dir("nan"));
+    const testing::TempDir run("nan");
+    Config c = small_dates_config(run.path.string());
     c.data.dates_train = 300;
     // the first update throws the weights near the float maximum, so the next products overflow
     // to inf (at 1e30 the plain loops of the reference kernels saturate tanh and σ, and the loss
@@ -180,7 +175,8 @@ TEST_CASE("a loss that becomes NaN stops training, naming the step and the last 
 }
 
 TEST_CASE("seqgrad eval: the decoding switches reach its summary row; bad values are errors") {
-    Config c = small_dates_config(temp_run_dir("eval"));
+    const testing::TempDir run("eval");
+    Config c = small_dates_config(run.path.string());
     c.train.epochs = 1;
     TrainOptions quiet;
     quiet.quiet = true;
@@ -214,11 +210,11 @@ TEST_CASE("seqgrad eval: the decoding switches reach its summary row; bad values
     CHECK_THROWS_WITH(cmd_eval({dir, "--coverage", "-1"}), "--coverage: expected B >= 0, got -1");
     CHECK_THROWS_WITH(cmd_eval({dir, "--no-repeat-ngram", "-2"}),
                       "--no-repeat-ngram: expected N >= 0, got -2");
-    std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("train.average_last and seqgrad average: eval, translate and explore read the average") {
-    Config c = small_dates_config(temp_run_dir("average"));
+    const testing::TempDir run("average");
+    Config c = small_dates_config(run.path.string());
     c.data.dates_train = 300;
     c.train.epochs = 3;  // a validation, and a kept checkpoint, per epoch
     c.train.average_last = 2;

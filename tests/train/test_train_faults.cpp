@@ -14,23 +14,16 @@
 #include <string>
 #include <utility>
 
-#include "seqgrad/models/model/seq2seq.h"
 #include "seqgrad/models/formats/checkpoint.h"
+#include "seqgrad/models/model/seq2seq.h"
 #include "seqgrad/models/training/run_lock.h"
 #include "seqgrad/models/training/trainer.h"
+#include "temp_dir.h"
 
 using namespace seqgrad;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string temp_run_dir(const std::string& name) {
-    std::string dir = (fs::temp_directory_path() /
-                       ("seqgrad_test_faults_" + name + "_" + std::to_string(::getpid())))
-                          .string();
-    fs::remove_all(dir);
-    return dir;
-}
 
 // 10 steps per epoch, a model small enough that a run takes a fraction of a second.
 Config tiny_dates_config(const std::string& run_dir) {
@@ -74,7 +67,8 @@ std::string error_of(const Config& c, const TrainOptions& o) {
 }  // namespace
 
 TEST_CASE("a second trainer on a locked run directory is refused before it writes anything") {
-    const std::string dir = temp_run_dir("locked");
+    const testing::TempDir run("faults_locked");
+    const std::string dir = run.file("run");  // not yet there, as a new run directory
     fs::create_directories(dir);
     RunDirLock first(dir);
     const std::string message = error_of(tiny_dates_config(dir), quiet());
@@ -85,7 +79,8 @@ TEST_CASE("a second trainer on a locked run directory is refused before it write
 }
 
 TEST_CASE("a metrics write that fails stops the run, naming the file, keeping a checkpoint") {
-    const std::string dir = temp_run_dir("full");
+    const testing::TempDir run("faults_full");
+    const std::string dir = run.file("run");  // not yet there, as a new run directory
     fs::create_directories(dir);
     fs::create_symlink("/dev/full", dir + "/metrics.jsonl");  // every write: ENOSPC
     const std::string message = error_of(tiny_dates_config(dir), quiet());
@@ -100,7 +95,8 @@ TEST_CASE("a metrics write that fails stops the run, naming the file, keeping a 
 }
 
 TEST_CASE("temporaries of a dead writer are removed when a run starts") {
-    const std::string dir = temp_run_dir("stale");
+    const testing::TempDir run("faults_stale");
+    const std::string dir = run.file("run");  // not yet there, as a new run directory
     fs::create_directories(dir);
     pid_t child = ::fork();
     if (child == 0) ::_exit(0);
@@ -117,7 +113,8 @@ TEST_CASE("temporaries of a dead writer are removed when a run starts") {
 }
 
 TEST_CASE("resuming from an older `last` records no step twice in metrics.jsonl") {
-    const std::string dir = temp_run_dir("older");
+    const testing::TempDir run("faults_older");
+    const std::string dir = run.file("run");  // not yet there, as a new run directory
     Config c = tiny_dates_config(dir);
     TrainOptions o = quiet();
     int validations = 0;
@@ -145,7 +142,8 @@ TEST_CASE("resuming from an older `last` records no step twice in metrics.jsonl"
 }
 
 TEST_CASE("Ctrl-C during the final validation or test skips the test: no test record") {
-    const std::string dir = temp_run_dir("sigint");
+    const testing::TempDir run("faults_sigint");
+    const std::string dir = run.file("run");  // not yet there, as a new run directory
     Config c = tiny_dates_config(dir);
     c.train.epochs = 1;
     TrainOptions o = quiet();
@@ -158,7 +156,8 @@ TEST_CASE("Ctrl-C during the final validation or test skips the test: no test re
 }
 
 TEST_CASE("--resume on a checkpoint without training state says so, naming the file") {
-    const std::string dir = temp_run_dir("weights_only");
+    const testing::TempDir run("faults_weights_only");
+    const std::string dir = run.file("run");  // not yet there, as a new run directory
     Config c = tiny_dates_config(dir);
     c.train.max_steps = 1;
     train(c, quiet());
@@ -178,7 +177,8 @@ TEST_CASE("--resume on a checkpoint without training state says so, naming the f
 }
 
 TEST_CASE("--resume refuses a checkpoint whose optimizer moments hold NaN or Inf") {
-    const std::string dir = temp_run_dir("non_finite_moment");
+    const testing::TempDir run("faults_non_finite_moment");
+    const std::string dir = run.file("run");  // not yet there, as a new run directory
     Config c = tiny_dates_config(dir);
     c.train.max_steps = 1;
     train(c, quiet());
@@ -200,7 +200,8 @@ TEST_CASE("--resume refuses a checkpoint whose optimizer moments hold NaN or Inf
 }
 
 TEST_CASE("bad data is found before the run directory is created") {
-    const std::string dir = temp_run_dir("bad_data");
+    const testing::TempDir run("faults_bad_data");
+    const std::string dir = run.file("run");  // not yet there, as a new run directory
     nlohmann::json j = {
         {"data", {{"task", "tsv"}, {"train", "/no/such.tsv"}, {"valid", "/no/v.tsv"}}},
         {"output", {{"run_dir", dir}}}};

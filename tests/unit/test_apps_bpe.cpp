@@ -12,6 +12,7 @@
 #include "apps/cli/commands.h"
 #include "seqgrad/autograd/tensor.h"
 #include "seqgrad/data/file_io.h"
+#include "temp_dir.h"
 
 using namespace seqgrad;
 
@@ -19,12 +20,11 @@ namespace {
 
 const std::string kGolden = std::string(SEQGRAD_SOURCE_DIR) + "/tests/data/subword-nmt/";
 
-// A file of this test under the system's temporary folder (pid and case name: ctest runs the
-// cases side by side).
+// A file in this process's temporary folder, which goes when the process ends (the pid in its
+// name: ctest runs the cases side by side).
 std::string temp_file(const std::string& name) {
-    return (std::filesystem::temp_directory_path() /
-            ("seqgrad_test_apps_bpe_" + std::to_string(::getpid()) + "_" + name))
-        .string();
+    static const testing::TempDir suite("apps_bpe");
+    return suite.file(name);
 }
 
 // Runs `seqgrad bpe ARGS` with `input` on stdin; returns stdout.

@@ -13,6 +13,7 @@
 
 #include "seqgrad/data/bpe.h"
 #include "seqgrad/data/file_io.h"
+#include "temp_dir.h"
 
 using namespace seqgrad;
 
@@ -183,9 +184,8 @@ TEST_CASE("glossary words are never split, also inside a word") {
 }
 
 TEST_CASE("read_bpe_vocabulary keeps tokens at the threshold and names bad lines") {
-    const std::string path = (std::filesystem::temp_directory_path() /
-                              ("seqgrad_test_bpe_vocab_" + std::to_string(::getpid()) + ".txt"))
-                                 .string();
+    const testing::TempDir dir("bpe_vocab");
+    const std::string path = dir.file("vocab.txt");
     write_file_atomically(path, "the 10\nlo@@ 3\nw 1\n");
     CHECK(read_bpe_vocabulary(path, 3) == std::unordered_set<std::string>{"the", "lo@@"});
     write_file_atomically(path, "the 10\nbroken\n");

@@ -16,6 +16,7 @@
 #include "seqgrad/data/reversible_tokenizer.h"
 #include "seqgrad/models/run/config.h"
 #include "seqgrad/models/run/task.h"
+#include "temp_dir.h"
 
 using namespace seqgrad;
 using nlohmann::json;
@@ -33,12 +34,12 @@ const char* kTrain =
     "He is hungry!\tEr hat Hunger!\n";
 const char* kValid = "We are hungry.\tWir haben Hunger.\n";
 
-// A fresh folder of its own under the system's temporary folder (the pid: several checkouts'
-// suites may run at once, and ctest runs this file's cases side by side).
+// A fresh folder of its own in this process's temporary folder, which goes when the process
+// ends (the pid in its name: several checkouts' suites may run at once, and ctest runs this
+// file's cases side by side).
 std::string temp_dir(const std::string& name) {
-    const std::string dir = (std::filesystem::temp_directory_path() /
-                             ("seqgrad_test_task_bpe_" + std::to_string(::getpid()) + "_" + name))
-                                .string();
+    static const testing::TempDir suite("task_bpe");
+    const std::string dir = suite.file(name);
     std::filesystem::remove_all(dir);
     return dir;
 }
