@@ -19,8 +19,8 @@
 #include "seqgrad/layers/attention.h"
 #include "seqgrad/models/run/run.h"
 #include "seqgrad/models/run/task.h"
+#include "seqgrad/models/training/train_step.h"
 #include "seqgrad/optim/adam.h"
-#include "seqgrad/optim/clip.h"
 
 namespace seqgrad {
 
@@ -175,26 +175,52 @@ FlowMeasurement measure_gradient_flow(TranslationModel& model, const Batch& batc
     return m;
 }
 
-void FlowCurve::add_curves(const std::vector<double>& measured_hidden,
-                           const std::vector<double>& measured_embedding,
-                           const std::vector<double>& measured_direct,
-                           const std::vector<double>& measured_recurrent, double measured_loss) {
-    if (hidden.empty())
-        for (std::vector<double>* v : {&hidden, &embedding, &direct, &recurrent})
-            v->assign(measured_hidden.size(), 0);
-    for (size_t t = 0; t < measured_hidden.size(); ++t) {
-        hidden[t] += measured_hidden[t];
-        embedding[t] += measured_embedding[t];
-        direct[t] += measured_direct[t];
-        recurrent[t] += measured_recurrent[t];
+void FlowCurveSum::add(const FlowMeasurement& m) {
+    if (curve.hidden.empty())
+        for (std::vector<double>* v :
+             {&curve.hidden, &curve.embedding, &curve.direct, &curve.recurrent})
+            v->assign(m.hidden.size(), 0);
+    for (size_t t = 0; t < m.hidden.size(); ++t) {
+        curve.hidden[t] += m.hidden[t];
+        curve.embedding[t] += m.embedding[t];
+        curve.direct[t] += m.direct[t];
+        curve.recurrent[t] += m.recurrent[t];
     }
-    loss += measured_loss;
+    curve.loss += m.loss;
+    curve.groups.encoder += m.groups.encoder;
+    curve.groups.attention += m.groups.attention;
+    curve.groups.decoder += m.groups.decoder;
+    curve.groups.output += m.groups.output;
+    curve.groups.total += m.groups.total;
+    if (!std::isnan(m.saturation)) {
+        curve.saturation = (saturation_count ? curve.saturation : 0) + m.saturation;
+        saturation_count++;
+    }
+    if (!std::isnan(m.entropy)) {
+        curve.entropy = (entropy_count ? curve.entropy : 0) + m.entropy;
+        curve.entropy_ratio = (entropy_count ? curve.entropy_ratio : 0) + m.entropy_ratio;
+        entropy_count++;
+    }
+    count++;
 }
 
-void FlowCurve::divide_curves(double n) {
-    for (std::vector<double>* v : {&hidden, &embedding, &direct, &recurrent})
+FlowCurve FlowCurveSum::mean() const {
+    FlowCurve c = curve;
+    const double n = count;
+    for (std::vector<double>* v : {&c.hidden, &c.embedding, &c.direct, &c.recurrent})
         for (double& x : *v) x /= n;
-    loss /= n;
+    c.loss /= n;
+    c.groups.encoder /= n;
+    c.groups.attention /= n;
+    c.groups.decoder /= n;
+    c.groups.output /= n;
+    c.groups.total /= n;
+    if (saturation_count) c.saturation /= saturation_count;
+    if (entropy_count) {
+        c.entropy /= entropy_count;
+        c.entropy_ratio /= entropy_count;
+    }
+    return c;
 }
 
 // ---- data ------------------------------------------------------------------------------------
@@ -261,46 +287,6 @@ struct DataSource {
     }
 };
 
-// Mean of measurements over seeds, per (model, stage, L).
-struct Accumulator {
-    FlowCurve curve;
-    int count = 0, saturation_count = 0, entropy_count = 0;
-    void add(const FlowMeasurement& m) {
-        curve.add_curves(m.hidden, m.embedding, m.direct, m.recurrent, m.loss);
-        curve.groups.encoder += m.groups.encoder;
-        curve.groups.attention += m.groups.attention;
-        curve.groups.decoder += m.groups.decoder;
-        curve.groups.output += m.groups.output;
-        curve.groups.total += m.groups.total;
-        if (!std::isnan(m.saturation)) {
-            curve.saturation = (saturation_count ? curve.saturation : 0) + m.saturation;
-            saturation_count++;
-        }
-        if (!std::isnan(m.entropy)) {
-            curve.entropy = (entropy_count ? curve.entropy : 0) + m.entropy;
-            curve.entropy_ratio = (entropy_count ? curve.entropy_ratio : 0) + m.entropy_ratio;
-            entropy_count++;
-        }
-        count++;
-    }
-    FlowCurve mean() const {
-        FlowCurve c = curve;
-        const double n = count;
-        c.divide_curves(n);
-        c.groups.encoder /= n;
-        c.groups.attention /= n;
-        c.groups.decoder /= n;
-        c.groups.output /= n;
-        c.groups.total /= n;
-        if (saturation_count) c.saturation /= saturation_count;
-        if (entropy_count) {
-            c.entropy /= entropy_count;
-            c.entropy_ratio /= entropy_count;
-        }
-        return c;
-    }
-};
-
 // Measures one model at every length, and (with train_steps) trains it and measures again
 // (stage "trained", and "stepN" at the steps of measure_at).
 // The measurement batch at (L, data seed d) is the same for every model, so that models are
@@ -317,7 +303,7 @@ class Study {
             for (int d : data_seeds) {
                 Rng rng(o_.seed * 1000003 + uint64_t(d) * 7919 + uint64_t(L));
                 Batch batch = data.make(L, o_.batch_size, rng);
-                Accumulator& acc = sums_[{model_index, stage, L}];
+                FlowCurveSum& acc = sums_[{model_index, stage, L}];
                 acc.curve.model = name;
                 acc.curve.stage = stage;
                 acc.curve.length = L;
@@ -338,19 +324,14 @@ class Study {
         for (int step = 1; step <= o_.train_steps; ++step) {
             int L = o_.lengths[data_rng.below(o_.lengths.size())];
             Batch batch = data.make(L, o_.batch_size, data_rng);
-            model.zero_grad();
-            LossOutput out = model.forward_loss(batch);
-            out.loss.backward();
-            TrainRecord record;
-            record.model = name;
-            record.seed = seed;
-            record.step = step;
-            record.length = L;
-            record.loss = double(out.loss.item());
-            record.groups = group_grad_norms(model);
+            // models/training/train_step.h: zero_grad → forward_loss → backward → clip → step,
+            // the group norms read before clipping (as `seqgrad train` logs them)
+            TrainRecord record{name, seed, step, L, 0, {}};
+            auto loss_and_gradient = [&](const Batch& b) { return forward_backward(model, b); };
+            auto read_groups = [&](const GradClip&) { record.groups = group_grad_norms(model); };
+            record.loss =
+                train_step(adam, batch, loss_and_gradient, o_.clip_norm, read_groups).loss;
             report_.training.push_back(record);
-            if (o_.clip_norm > 0) clip_grad_norm(model.parameters(), o_.clip_norm);
-            adam.step();
             if (step < o_.train_steps &&
                 std::count(o_.measure_at.begin(), o_.measure_at.end(), step) > 0) {
                 measure_all(model_index, name, fmt::format("step{}", step), model, data,
@@ -382,7 +363,7 @@ class Study {
   private:
     const GradflowOptions& o_;
     GradflowReport& report_;
-    std::map<std::tuple<size_t, std::string, int>, Accumulator> sums_;
+    std::map<std::tuple<size_t, std::string, int>, FlowCurveSum> sums_;
 };
 
 std::vector<int> range(int n) {

@@ -153,14 +153,15 @@ struct FlowCurve {
     std::vector<double> direct, recurrent;
     double loss = 0, saturation = NAN, entropy = NAN, entropy_ratio = NAN;
     GroupGradNorms groups;
+};
 
-    // Sums over seeds: adds one measurement's curves position by position (the first sizes
-    // them) and its loss; divide_curves(n) turns n such sums into means.
-    void add_curves(const std::vector<double>& measured_hidden,
-                    const std::vector<double>& measured_embedding,
-                    const std::vector<double>& measured_direct,
-                    const std::vector<double>& measured_recurrent, double measured_loss);
-    void divide_curves(double n);
+// The mean of measurements over seeds, per (model, stage, L): add() sums one measurement (the
+// first sizes the curves; saturation and entropy only where measured), mean() divides.
+struct FlowCurveSum {
+    FlowCurve curve;
+    int count = 0, saturation_count = 0, entropy_count = 0;
+    void add(const FlowMeasurement& m);
+    FlowCurve mean() const;
 };
 
 // One optimizer step of the optional training phase.

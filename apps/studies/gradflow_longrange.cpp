@@ -13,22 +13,8 @@ namespace seqgrad {
 
 namespace {
 
-// Sum of curves over seeds, per (model, stage, T); mean() divides.
-struct CurveSum {
-    FlowCurve curve;
-    int count = 0;
-    void add(const LongRangeFlow& f) {
-        curve.add_curves(f.hidden, f.input, f.direct, f.recurrent, f.loss);
-        count++;
-    }
-    FlowCurve mean() const {
-        FlowCurve c = curve;
-        c.divide_curves(count);
-        return c;
-    }
-};
-
-double median(std::vector<int> v) {
+template <typename Number>
+double median(std::vector<Number> v) {
     std::sort(v.begin(), v.end());
     const size_t n = v.size();
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
@@ -49,14 +35,7 @@ ThresholdRun train_to_threshold(const GradflowOptions& o, double threshold, cons
     t.clip_norm = o.clip_norm;
     t.data_seed = o.seed * 7 + uint64_t(s) * 131 + uint64_t(T);
     LongRangeTraining trained = train_long_range(model, t, [&](int step, double loss) {
-        TrainRecord record;
-        record.model = name;
-        record.seed = s;
-        record.step = step;
-        record.length = T;
-        record.loss = loss;
-        record.groups = group_grad_norms(model);
-        training.push_back(record);
+        training.push_back({name, s, step, T, loss, group_grad_norms(model)});
     });
     ThresholdRun run;
     run.cell = model.cell();
@@ -75,7 +54,7 @@ ThresholdRun train_to_threshold(const GradflowOptions& o, double threshold, cons
 
 void run_long_range_study(const GradflowOptions& o, GradflowReport& report) {
     const double threshold = o.threshold > 0 ? o.threshold : long_range_baseline(o.task) / 10;
-    std::map<std::tuple<size_t, std::string, int>, CurveSum> sums;  // (model index, stage, T)
+    std::map<std::tuple<size_t, std::string, int>, FlowCurveSum> sums;  // (model index, stage, T)
     std::vector<std::string> names;
     for (const std::string& cell : o.cells)
         for (const std::string& attention : o.models) {
@@ -105,7 +84,7 @@ void run_long_range_study(const GradflowOptions& o, GradflowReport& report) {
                         long_range_batch(o.task, T, o.batch_size, data_rng);
                     model.eval();
                     auto measure = [&](const std::string& stage) {
-                        CurveSum& sum = sums[{index, stage, T}];
+                        FlowCurveSum& sum = sums[{index, stage, T}];
                         sum.curve.model = name;
                         sum.curve.stage = stage;
                         sum.curve.length = T;
@@ -150,10 +129,6 @@ std::string threshold_table(const std::vector<ThresholdRun>& runs, int max_steps
             if (r->reached_at > 0) reached.push_back(r->reached_at);
             finals.push_back(r->final_loss);
         }
-        std::sort(finals.begin(), finals.end());
-        const double final_median =
-            finals.size() % 2 ? finals[finals.size() / 2]
-                              : 0.5 * (finals[finals.size() / 2 - 1] + finals[finals.size() / 2]);
         std::string steps = "–", range = "–";
         if (!reached.empty()) {
             // seeds that never reached count as "> budget": the median is over all seeds
@@ -169,7 +144,7 @@ std::string threshold_table(const std::vector<ThresholdRun>& runs, int max_steps
         out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} of {} | {:.3g} |\n",
                            std::get<0>(key), std::get<1>(key), std::get<2>(key),
                            g.front()->hidden_size, g.front()->parameters, steps, range,
-                           g.size() - reached.size(), g.size(), final_median);
+                           g.size() - reached.size(), g.size(), median(finals));
     }
     return out;
 }

@@ -6,12 +6,11 @@
 
 #include <cmath>
 
-#include "apps/studies/gradflow.h"
 #include "seqgrad/autograd/ops.h"
 #include "seqgrad/layers/loss.h"
 #include "seqgrad/layers/positional_encoding.h"
+#include "seqgrad/models/training/train_step.h"
 #include "seqgrad/optim/adam.h"
-#include "seqgrad/optim/clip.h"
 
 namespace seqgrad {
 
@@ -167,19 +166,22 @@ int64_t matched_hidden_size(const std::string& task, const std::string& cell,
     return best;
 }
 
-LongRangeFlow measure_long_range_flow(LongRangeModel& model, const LongRangeBatch& batch) {
+FlowMeasurement measure_long_range_flow(LongRangeModel& model, const LongRangeBatch& batch) {
     const int64_t B = batch.batch, N = batch.steps, H = model.hidden_size(), C = batch.channels;
     model.zero_grad();
     LongRangeModel::Output o = model.forward(batch, /*inputs_grad=*/true);
     o.outputs.retain_grad();
     for (Tensor& h : o.step_states) h.retain_grad();
     o.loss.backward();
-    LongRangeFlow f;
+    FlowMeasurement f;
+    f.batch = B;
+    f.length = N;
     f.loss = double(o.loss.item());
     f.hidden.assign(size_t(N), 0);
     f.direct.assign(size_t(N), 0);
     f.recurrent.assign(size_t(N), 0);
-    f.input.assign(size_t(N), 0);
+    f.embedding.assign(size_t(N), 0);
+    f.rows.assign(size_t(N), int(B));
     const real* direct = o.outputs.grad_data();
     const real* input = o.inputs.grad_data();
     if (model.is_transformer()) {  // hidden: ‖dL/de_t‖; no recurrence to split by
@@ -187,7 +189,8 @@ LongRangeFlow measure_long_range_flow(LongRangeModel& model, const LongRangeBatc
             for (int64_t b = 0; b < B; ++b) {
                 f.hidden[size_t(t)] +=
                     std::sqrt(row_norm_sq(direct, (b * N + t) * H, H)) / double(B);
-                f.input[size_t(t)] += std::sqrt(row_norm_sq(input, (b * N + t) * C, C)) / double(B);
+                f.embedding[size_t(t)] +=
+                    std::sqrt(row_norm_sq(input, (b * N + t) * C, C)) / double(B);
             }
             f.direct[size_t(t)] = f.recurrent[size_t(t)] = NAN;
         }
@@ -205,7 +208,7 @@ LongRangeFlow measure_long_range_flow(LongRangeModel& model, const LongRangeBatc
             f.hidden[size_t(t)] += std::sqrt(row_norm_sq(total, b * H, H)) / double(B);
             f.direct[size_t(t)] += std::sqrt(row_norm_sq(direct, (b * N + t) * H, H)) / double(B);
             f.recurrent[size_t(t)] += std::sqrt(r) / double(B);
-            f.input[size_t(t)] += std::sqrt(row_norm_sq(input, (b * N + t) * C, C)) / double(B);
+            f.embedding[size_t(t)] += std::sqrt(row_norm_sq(input, (b * N + t) * C, C)) / double(B);
         }
     }
     return f;
@@ -225,17 +228,23 @@ LongRangeTraining train_long_range(LongRangeModel& model, const LongRangeTrainOp
     double window_sum = 0;
     for (int step = 1; step <= o.max_steps; ++step) {
         LongRangeBatch batch = long_range_batch(model.task(), o.length, o.batch_size, rng);
-        model.zero_grad();
-        Tensor loss = model.forward(batch).loss;
-        loss.backward();
-        const double value = double(loss.item());
-        if (!std::isfinite(value))
-            throw Error(fmt::format("train_long_range: loss {} at step {} ({} {}+{}, T = {})",
-                                    value, step, model.task(), model.cell(), model.attention_kind(),
+        // models/training/train_step.h's step; the loss reads the long-range batch, not a Batch
+        double value = 0;
+        auto loss_and_gradient = [&](const Batch&) {
+            LossOutput out{model.forward(batch).loss};
+            value = double(out.loss.item());
+            if (std::isfinite(value)) out.loss.backward();
+            return out;
+        };
+        try {
+            train_step(adam, Batch{}, loss_and_gradient, o.clip_norm, [&](const GradClip&) {
+                if (on_step) on_step(step, value);
+            });
+        } catch (const NonFiniteError& e) {
+            throw Error(fmt::format("train_long_range: {} at step {} ({} {}+{}, T = {})", e.what(),
+                                    step, model.task(), model.cell(), model.attention_kind(),
                                     o.length));
-        if (on_step) on_step(step, value);
-        if (o.clip_norm > 0) clip_grad_norm(model.parameters(), o.clip_norm);
-        adam.step();
+        }
         result.losses.push_back(value);
         window_sum += value;
         if (step > o.window) window_sum -= result.losses[size_t(step - 1 - o.window)];

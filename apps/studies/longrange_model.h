@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/studies/gradflow.h"
 #include "apps/studies/longrange_tasks.h"
 #include "seqgrad/layers/attention.h"
 #include "seqgrad/layers/linear.h"
@@ -88,20 +89,18 @@ int64_t matched_hidden_size(const std::string& task, const std::string& cell,
                             const std::string& attention, int64_t budget, int64_t heads = 4,
                             int layers = 2);
 
-// Gradient reaching each step t = 1..N of one batch, mean over the rows:
+// Gradient reaching each step t = 1..N of one batch, mean over the rows, as a FlowMeasurement
+// (apps/studies/gradflow.h) of all B rows at every step:
 //   hidden     ‖dL/dh_t‖                      the step state's whole gradient
 //   direct     ‖dL/d outputs[:, t]‖            the part through attention (context vectors)
 //   recurrent  ‖dL/dh_t − dL/d outputs[:, t]‖  the rest: through h_{t+1} (and the head's read
 //                                               of h_t at answer steps)
-//   input      ‖dL/dx_t‖
+//   embedding  ‖dL/dx_t‖                      the input at step t
 // transformer: hidden is ‖dL/de_t‖ (e_t: the step's representation entering the first layer);
-// direct and recurrent are NaN (there is no recurrence to split by).
-struct LongRangeFlow {
-    std::vector<double> hidden, direct, recurrent, input;
-    double loss = 0;
-};
+// direct and recurrent are NaN (there is no recurrence to split by). No group norms, no
+// attention diagnostics, no embedding_per_row.
 // The model's parameter gradients are zeroed first and hold this batch's gradients afterwards.
-LongRangeFlow measure_long_range_flow(LongRangeModel& model, const LongRangeBatch& batch);
+FlowMeasurement measure_long_range_flow(LongRangeModel& model, const LongRangeBatch& batch);
 
 // Adam with gradient clipping on fresh batches of the task at length T, until the mean loss
 // over the last `window` steps falls below `threshold` or `max_steps` steps have run.

@@ -237,21 +237,6 @@ std::vector<OutputGradients> output_gradients(const TranslationModel& model,
     return out;
 }
 
-OutputGradients output_gradients(const TranslationModel& model,
-                                 const std::vector<double>& embeddings, int64_t positions,
-                                 const std::vector<int32_t>& outputs,
-                                 const std::vector<double>& scales) {
-    const int64_t E = source_embedding_size(model);
-    if (positions < 1 || int64_t(embeddings.size()) != positions * E)
-        throw Error(
-            fmt::format("saliency: {} embedding values for {} source positions of "
-                        "dimension {} (expected {})",
-                        embeddings.size(), positions, E, positions * E));
-    // the source ids only count the positions here
-    SaliencyInput input{std::vector<int32_t>(size_t(positions), 0), outputs};
-    return output_gradients(model, {input}, {embeddings}, scales)[0];
-}
-
 const std::vector<std::vector<double>>& Saliency::values(SaliencyMethod method) const {
     switch (method) {
         case SaliencyMethod::grad_input:

@@ -48,19 +48,13 @@ struct OutputGradients {
         return gradients.data() + (t * scales + k) * positions * dim;
     }
 };
-// `embeddings` holds e, [S,E] row-major; `outputs` y_1..y_T. Throws naming the sizes when
-// `embeddings` is not S·E values or `outputs` is empty.
-OutputGradients output_gradients(const TranslationModel& model,
-                                 const std::vector<double>& embeddings, int64_t positions,
-                                 const std::vector<int32_t>& outputs,
-                                 const std::vector<double>& scales);
-
 // One sentence: its source ids (<eos> included) and the hypothesis to explain.
 struct SaliencyInput {
     std::vector<int32_t> source_ids, outputs;
 };
-// The same for several sentences at once (their rows share batches, padded as in decoding):
-// one result per input; embeddings[i] is e of inputs[i], [S_i,E].
+// For each sentence (their rows share batches, padded as in decoding), one result per input:
+// embeddings[i] holds e of inputs[i], [S_i,E] row-major; the source ids only count positions.
+// Throws naming the sizes when embeddings[i] is not S_i·E values or an output is empty.
 std::vector<OutputGradients> output_gradients(const TranslationModel& model,
                                               const std::vector<SaliencyInput>& inputs,
                                               const std::vector<std::vector<double>>& embeddings,

@@ -155,7 +155,7 @@ TEST_CASE(
                 else if (!lstm)
                     CHECK(direct_sum > 0);
                 // measure_long_range_flow reports the norms of these parts
-                LongRangeFlow f = measure_long_range_flow(model, batch);
+                FlowMeasurement f = measure_long_range_flow(model, batch);
                 REQUIRE(f.hidden.size() == size_t(N));
                 for (int64_t t = 0; t < N; ++t) {
                     CAPTURE(t);

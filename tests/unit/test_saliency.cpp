@@ -40,7 +40,7 @@ const std::vector<int32_t> kOutputs = {5, 7, 4, Vocab::EOS};    // T = 4
 
 double log_prob_at(const TranslationModel& model, const std::vector<double>& e, int64_t t,
                    double scale) {
-    return output_gradients(model, e, int64_t(kSource.size()), kOutputs, {scale}).log_prob(t, 0);
+    return output_gradients(model, {{kSource, kOutputs}}, {e}, {scale})[0].log_prob(t, 0);
 }
 
 // The largest relative gap between g's gradients and central finite differences of f_t(α e),
@@ -87,7 +87,7 @@ TEST_CASE("saliency gradients equal finite differences of log p(y_t) for every e
         REQUIRE(int64_t(e.size()) == S * E);
         // at the input itself and halfway along integrated gradients' path
         const std::vector<double> scales = {1.0, 0.5};
-        const OutputGradients g = output_gradients(model, e, S, kOutputs, scales);
+        const OutputGradients g = output_gradients(model, {{kSource, kOutputs}}, {e}, scales)[0];
         CHECK(worst_finite_difference(model, e, g, scales) < 1e-7);
         // the gradients are not all zero (the check above would pass on zeros)
         double largest = 0;
@@ -143,7 +143,7 @@ TEST_CASE("a Transformer's saliency: finite differences, the decoding path, and 
         REQUIRE(int64_t(e.size()) == S * E);
         CHECK(source_embedding_size(model) == E);
         const std::vector<double> scales = {1.0, 0.5};
-        const OutputGradients g = output_gradients(model, e, S, kOutputs, scales);
+        const OutputGradients g = output_gradients(model, {{kSource, kOutputs}}, {e}, scales)[0];
         CHECK(worst_finite_difference(model, e, g, scales) < 1e-7);
         double largest = 0;
         for (double v : g.gradients) largest = std::max(largest, std::fabs(v));
@@ -293,7 +293,7 @@ TEST_CASE("saliency: bad input is an error that says what was expected") {
                       doctest::Contains("no output token"));
     CHECK_THROWS_WITH(compute_saliency(model, kSource, {42}, {}),
                       doctest::Contains("outside the target vocabulary of 10"));
-    CHECK_THROWS_WITH(output_gradients(model, {1.0, 2.0}, 1, kOutputs, {1.0}),
+    CHECK_THROWS_WITH(output_gradients(model, {{{Vocab::EOS}, kOutputs}}, {{1.0, 2.0}}, {1.0}),
                       doctest::Contains("2 embedding values for 1 source positions"));
     NoGradGuard no_grad;
     CHECK_THROWS_WITH(compute_saliency(model, kSource, kOutputs, {}),
