@@ -1,7 +1,9 @@
 // Toy StepModels for the decoding and beam-trace tests:
 //   RandomStepModel  a tiny random recurrent "decoder" with attention, built from engine ops
 //                    (embedding, matmul, tanh, log_softmax, masked softmax): realistic, random.
-//   TableStepModel   fixed probability tables per prefix, so the right answer is known by hand.
+//   TableStepModel   fixed probability tables per prefix, so the right answer is known by hand:
+//                    the exercises' TableModel (apps/exercises/step_models.h), stepped only
+//                    without a graph.
 #pragma once
 
 #include <algorithm>
@@ -10,6 +12,7 @@
 #include <map>
 #include <vector>
 
+#include "apps/exercises/step_models.h"
 #include "seqgrad/models/decoding/decoding.h"
 #include "test_util.h"
 
@@ -21,28 +24,7 @@ inline constexpr int32_t EOS = Vocab::EOS;
 inline constexpr int32_t UNK = Vocab::UNK;
 inline constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// The state of the table model: each row's prefix, as its id in the model's list of prefixes.
-struct PrefixState : DecoderState {
-    Tensor prefix_ids;  // [N,1]
-    int64_t rows() const override { return prefix_ids.size(0); }
-    std::unique_ptr<DecoderState> select(const std::vector<int32_t>& rows) const override {
-        auto s = std::make_unique<PrefixState>(*this);
-        s->prefix_ids = select_rows(prefix_ids, rows, "PrefixState");
-        return s;
-    }
-};
-
-// The state of the random recurrent model: h [N,H] and the source padding mask [N,S].
-struct HiddenState : DecoderState {
-    Tensor h, mask;
-    int64_t rows() const override { return h.size(0); }
-    std::unique_ptr<DecoderState> select(const std::vector<int32_t>& rows) const override {
-        auto s = std::make_unique<HiddenState>(*this);
-        s->h = select_rows(h, rows, "HiddenState");
-        if (mask.defined()) s->mask = select_rows(mask, rows, "HiddenState");
-        return s;
-    }
-};
+using grading::HiddenState;  // h [N,H] and the source padding mask [N,S]
 
 // h' = tanh(h W + E[previous token]); log p = log_softmax(h' O + bias);
 // attention = softmax(h' A) over the sentence's source positions (the rest masked to -inf).
@@ -103,63 +85,14 @@ class RandomStepModel : public StepModel {
     Tensor embed_, w_, out_, att_, bias_;
 };
 
-// Fixed next-token distributions per prefix (the prefix excludes SOS). A prefix without a table
-// uses `fallback`. Probabilities not listed are 0 (log-prob -inf). No attention.
-// State: PrefixState, the id of each row's prefix in `prefixes`.
-class TableStepModel : public StepModel {
+class TableStepModel : public grading::TableModel {
   public:
-    using Distribution = std::map<int32_t, double>;
-    static constexpr int64_t V = 8;  // PAD SOS EOS UNK a b c d
-    static constexpr int32_t a = 4, b = 5, c = 6, d = 7;
-
-    explicit TableStepModel(Distribution fallback = {{EOS, 1.0}})
-        : fallback_(std::move(fallback)) {}
-    void set(const std::vector<int32_t>& prefix, const Distribution& next) {
-        table_[prefix] = next;
-    }
-    int64_t vocab_size() const override { return V; }
-
-    std::unique_ptr<DecoderState> initial_state(int64_t sentences) const {
-        prefixes.assign(1, {});
-        auto state = std::make_unique<PrefixState>();
-        state->prefix_ids = Tensor::zeros({sentences, 1});
-        return state;
-    }
-
+    using TableModel::TableModel;
     StepResult step(const std::vector<int32_t>& previous_tokens,
-                    DecoderState& base) const override {
+                    DecoderState& state) const override {
         CHECK(!grad_enabled());
-        PrefixState& state = state_of<PrefixState>(base, "TableStepModel::step");
-        ++state.step;
-        ++calls;
-        const int64_t n = int64_t(previous_tokens.size());
-        Tensor log_probs = Tensor::full({n, V}, real(-kInf));
-        for (int64_t i = 0; i < n; ++i) {
-            std::vector<int32_t> prefix = prefixes[size_t(state.prefix_ids.data()[i])];
-            if (previous_tokens[size_t(i)] != SOS) prefix.push_back(previous_tokens[size_t(i)]);
-            if (std::find(prefix.begin(), prefix.end(), EOS) != prefix.end()) ++extended_after_eos;
-            extended.push_back(prefix);
-            state.prefix_ids.data()[i] = real(intern(prefix));
-            auto found = table_.find(prefix);
-            for (auto [token, p] : found == table_.end() ? fallback_ : found->second)
-                log_probs.data()[i * V + token] = real(std::log(p));
-        }
-        return {log_probs, Tensor()};
+        return TableModel::step(previous_tokens, state);
     }
-
-    mutable int64_t calls = 0, extended_after_eos = 0;
-    mutable std::vector<std::vector<int32_t>> extended;  // every prefix the model was asked about
-
-  private:
-    int64_t intern(const std::vector<int32_t>& prefix) const {
-        auto it = std::find(prefixes.begin(), prefixes.end(), prefix);
-        if (it != prefixes.end()) return it - prefixes.begin();
-        prefixes.push_back(prefix);
-        return int64_t(prefixes.size()) - 1;
-    }
-    Distribution fallback_;
-    std::map<std::vector<int32_t>, Distribution> table_;
-    mutable std::vector<std::vector<int32_t>> prefixes;
 };
 
 }  // namespace seqgrad::testing

@@ -1,5 +1,6 @@
-// Hand-built StepModels for the decoding exercises: fixed next-token tables per prefix (the
-// right answer is known by hand) and a tiny random recurrent decoder.
+// Hand-built StepModels for the decoding exercises and the decoding tests (tests/step_models.h
+// builds on them): fixed next-token tables per prefix (the right answer is known by hand) and a
+// tiny random recurrent decoder.
 #pragma once
 
 #include <algorithm>
@@ -38,8 +39,10 @@ struct HiddenState : DecoderState {
     }
 };
 
-// Next-token probabilities per prefix (prefix without SOS); unlisted prefixes use `fallback`.
-// State: [N, 1], the id of each row's prefix. Counts rows extended after they ended with EOS.
+// Next-token probabilities per prefix (prefix without SOS); unlisted prefixes use `fallback`,
+// tokens not listed have probability 0 (log-prob -inf). No attention.
+// State: [N, 1], the id of each row's prefix. Counts the steps, the rows extended after they
+// ended with EOS, and keeps every prefix it was asked about.
 class TableModel : public StepModel {
   public:
     using Distribution = std::map<int32_t, double>;
@@ -74,6 +77,7 @@ class TableModel : public StepModel {
     StepResult step(const std::vector<int32_t>& previous, DecoderState& base) const override {
         PrefixState& state = state_of<PrefixState>(base, "TableModel::step");
         ++state.step;
+        ++calls;
         const int64_t n = int64_t(previous.size());
         if (state.rows() != n) throw Error("TableModel: state rows != previous tokens");
         Tensor log_probs = Tensor::full({n, V}, -std::numeric_limits<real>::infinity());
@@ -81,13 +85,15 @@ class TableModel : public StepModel {
             std::vector<int32_t> prefix = prefixes_[size_t(state.prefix_ids.data()[i])];
             if (previous[size_t(i)] != SOS) prefix.push_back(previous[size_t(i)]);
             if (std::find(prefix.begin(), prefix.end(), EOS) != prefix.end()) ++extended_after_eos;
+            extended.push_back(prefix);
             state.prefix_ids.data()[i] = real(intern(prefix));
             for (auto [token, p] : next(prefix))
                 log_probs.data()[i * V + token] = real(std::log(p));
         }
         return {log_probs, Tensor()};
     }
-    mutable int64_t extended_after_eos = 0;
+    mutable int64_t calls = 0, extended_after_eos = 0;
+    mutable std::vector<std::vector<int32_t>> extended;  // every prefix the model was asked about
 
   private:
     int64_t intern(const std::vector<int32_t>& prefix) const {

@@ -1,5 +1,6 @@
-// What the entries of the `seqgrad gradcheck` suite are built with (apps/gradcheck/gradcheck_suite.cpp,
-// apps/gradcheck/gradcheck_recurrent.cpp): the registry they are added to, and inputs from fixed seeds.
+// What the entries of the `seqgrad gradcheck` suite are built with
+// (apps/gradcheck/gradcheck_suite.cpp, apps/gradcheck/gradcheck_recurrent.cpp): the registry they
+// are added to, and inputs from fixed seeds.
 //
 // Every entry follows the same pattern: build inputs from fixed seeds (values chosen away from
 // the kinks of relu and clamp and from the poles of log and div, where a finite difference is
@@ -29,6 +30,15 @@ inline Tensor random(const Shape& shape, uint64_t seed, double lo = -1, double h
     std::vector<real> values(size_t(shape.numel()));
     for (real& x : values) x = real(rng.uniform(lo, hi));
     return Tensor::from_vector(shape, values, requires_grad);
+}
+
+// A tensor whose values are uniform in [lo, hi) in magnitude with a random sign: stays at least
+// `lo` away from 0 (for relu, and for the 0 kink of clamp-like functions).
+inline Tensor random_away_from_zero(const Shape& shape, uint64_t seed, double lo, double hi) {
+    Rng rng(seed);
+    std::vector<real> values(size_t(shape.numel()));
+    for (real& x : values) x = real((rng.uniform() < 0.5 ? -1 : 1) * rng.uniform(lo, hi));
+    return Tensor::from_vector(shape, values, true);
 }
 
 // A constant mask (requires no grad) with the given 0/1 values.
@@ -61,6 +71,26 @@ class Registry {
         add(group, name, [fn, make_inputs](const GradcheckOptions& options) {
             return gradcheck(fn, make_inputs(), options);
         });
+    }
+    // An op of one input, declared as one row: fn(x) at x of `shape`, uniform in [lo, hi) from
+    // `seed` (away_from_zero: |x| in [lo, hi) with a random sign, random_away_from_zero).
+    struct UnaryOp {
+        std::string name;
+        std::function<Tensor(const Tensor&)> fn;
+        Shape shape;
+        uint64_t seed;
+        double lo = -1, hi = 1;
+        bool away_from_zero = false;
+    };
+    void add_unary_ops(const std::vector<UnaryOp>& ops) {
+        for (const UnaryOp& op : ops)
+            add(
+                "op", op.name, [fn = op.fn](const Inputs& x) { return fn(x[0]); },
+                [op] {
+                    return Inputs{op.away_from_zero
+                                      ? random_away_from_zero(op.shape, op.seed, op.lo, op.hi)
+                                      : random(op.shape, op.seed, op.lo, op.hi)};
+                });
     }
     std::vector<GradcheckEntry> entries;
 };

@@ -30,18 +30,10 @@ using gradcheck_suite::add_transformer;
 using gradcheck_suite::Inputs;
 using gradcheck_suite::mask_tensor;
 using gradcheck_suite::random;
+using gradcheck_suite::random_away_from_zero;
 using gradcheck_suite::Registry;
 using gradcheck_suite::scale_parameters;
 using gradcheck_suite::with_parameters;
-
-// A tensor whose values are uniform in [lo, hi) in magnitude with a random sign: stays at least
-// `lo` away from 0 (for relu, and for the 0 kink of clamp-like functions).
-Tensor random_away_from_zero(const Shape& shape, uint64_t seed, double lo, double hi) {
-    Rng rng(seed);
-    std::vector<real> values(size_t(shape.numel()));
-    for (real& x : values) x = real((rng.uniform() < 0.5 ? -1 : 1) * rng.uniform(lo, hi));
-    return Tensor::from_vector(shape, values, true);
-}
 
 // ---- ops -------------------------------------------------------------------------------------
 
@@ -88,31 +80,13 @@ void add_binary_ops(Registry& r) {
 
 void add_unary_ops(Registry& r) {
     // Unary ops. relu and clamp get inputs at least 0.05 away from their kinks.
-    r.add(
-        "op", "tanh", [](const Inputs& x) { return tanh(x[0]); },
-        [] {
-            return Inputs{random({3, 5}, 6, -2, 2)};
-        });
-    r.add(
-        "op", "sigmoid", [](const Inputs& x) { return sigmoid(x[0]); },
-        [] {
-            return Inputs{random({3, 5}, 7, -3, 3)};
-        });
-    r.add(
-        "op", "relu", [](const Inputs& x) { return relu(x[0]); },
-        [] {
-            return Inputs{random_away_from_zero({3, 5}, 8, 0.05, 1)};
-        });
-    r.add(
-        "op", "exp", [](const Inputs& x) { return exp(x[0]); },
-        [] {
-            return Inputs{random({3, 5}, 9, -2, 2)};
-        });
-    r.add(
-        "op", "log", [](const Inputs& x) { return log(x[0]); },
-        [] {
-            return Inputs{random({3, 5}, 10, 0.2, 3)};
-        });
+    r.add_unary_ops({
+        {"tanh", [](const Tensor& x) { return tanh(x); }, {3, 5}, 6, -2, 2},
+        {"sigmoid", [](const Tensor& x) { return sigmoid(x); }, {3, 5}, 7, -3, 3},
+        {"relu", [](const Tensor& x) { return relu(x); }, {3, 5}, 8, 0.05, 1, true},
+        {"exp", [](const Tensor& x) { return exp(x); }, {3, 5}, 9, -2, 2},
+        {"log", [](const Tensor& x) { return log(x); }, {3, 5}, 10, 0.2, 3},
+    });
     r.add(
         "op", "clamp(x, -0.5, 0.5)", [](const Inputs& x) { return clamp(x[0], -0.5, 0.5); },
         [] {

@@ -27,56 +27,60 @@ TransformerLayerOptions tiny_layer(bool norm_first) {
     return o;
 }
 
-// scaled_dot_product_attention with every kind of mask: key padding, causal, a fully masked
-// row, packed sentences.
+// scaled_dot_product_attention with every kind of mask, one row each: key padding, causal, a
+// fully masked row, packed sentences (of 1 and 2 queries over 3 and 1 keys (cross), and of 2
+// and 2 (causal self)). q, k, v: random of the row's shapes, seeds seed, seed + 1, seed + 2.
 void add_attention_ops(Registry& r) {
-    const Tensor padding = mask_tensor({2, 4}, {0, 0, 0, 1, 0, 0, 1, 1});
-    const Tensor everything_padded = mask_tensor({2, 4}, {0, 1, 0, 0, 1, 1, 1, 1});
-    auto qkv = [] {
-        return Inputs{random({2, 2, 3, 3}, 907), random({2, 2, 4, 3}, 908),
-                      random({2, 2, 4, 2}, 909)};
+    struct AttentionOp {
+        const char* name;
+        Tensor padding;  // undefined: packed, by query and key lengths
+        std::vector<int32_t> query_lengths, key_lengths;
+        bool causal;
+        Shape q, k, v;
+        uint64_t seed;
     };
-    r.add(
-        "op", "scaled_dot_product_attention (key padding)",
-        [padding](const Inputs& x) {
-            return scaled_dot_product_attention(x[0], x[1], x[2], padding).output;
-        },
-        qkv);
-    r.add(
-        "op", "scaled_dot_product_attention (key padding + causal)",
-        [padding](const Inputs& x) {
-            return scaled_dot_product_attention(x[0], x[1], x[2], padding, true).output;
-        },
-        qkv);
-    r.add(
-        "op", "scaled_dot_product_attention (a fully masked row)",
-        [everything_padded](const Inputs& x) {
-            return scaled_dot_product_attention(x[0], x[1], x[2], everything_padded).output;
-        },
-        qkv);
-    // packed sentences of 1 and 2 queries over 3 and 1 keys (cross), and of 2 and 2 (causal self)
-    const Packing queries = Packing::of_lengths({1, 2}), keys = Packing::of_lengths({3, 1});
-    r.add(
-        "op", "scaled_dot_product_attention (packed sentences)",
-        [queries, keys](const Inputs& x) {
-            return scaled_dot_product_attention(x[0], x[1], x[2], KeyMask::packed(queries, keys))
-                .output;
-        },
-        [] {
-            return Inputs{random({1, 2, 3, 3}, 921), random({1, 2, 4, 3}, 922),
-                          random({1, 2, 4, 2}, 923)};
-        });
-    const Packing self = Packing::of_lengths({2, 2});
-    r.add(
-        "op", "scaled_dot_product_attention (packed sentences + causal)",
-        [self](const Inputs& x) {
-            return scaled_dot_product_attention(x[0], x[1], x[2], KeyMask::packed(self, self), true)
-                .output;
-        },
-        [] {
-            return Inputs{random({1, 2, 4, 3}, 924), random({1, 2, 4, 3}, 925),
-                          random({1, 2, 4, 2}, 926)};
-        });
+    const Tensor padding = mask_tensor({2, 4}, {0, 0, 0, 1, 0, 0, 1, 1});
+    const Tensor one_row_all_padded = mask_tensor({2, 4}, {0, 1, 0, 0, 1, 1, 1, 1});
+    const Shape q{2, 2, 3, 3}, k{2, 2, 4, 3}, v{2, 2, 4, 2};
+    const AttentionOp ops[] = {
+        {"key padding", padding, {}, {}, false, q, k, v, 907},
+        {"key padding + causal", padding, {}, {}, true, q, k, v, 907},
+        {"a fully masked row", one_row_all_padded, {}, {}, false, q, k, v, 907},
+        {"packed sentences",
+         Tensor(),
+         {1, 2},
+         {3, 1},
+         false,
+         {1, 2, 3, 3},
+         {1, 2, 4, 3},
+         {1, 2, 4, 2},
+         921},
+        {"packed sentences + causal",
+         Tensor(),
+         {2, 2},
+         {2, 2},
+         true,
+         {1, 2, 4, 3},
+         {1, 2, 4, 3},
+         {1, 2, 4, 2},
+         924},
+    };
+    for (const AttentionOp& op : ops)
+        r.add(
+            "op", std::string("scaled_dot_product_attention (") + op.name + ")",
+            [op](const Inputs& x) {
+                if (op.padding.defined())
+                    return scaled_dot_product_attention(x[0], x[1], x[2], op.padding, op.causal)
+                        .output;
+                const Packing queries = Packing::of_lengths(op.query_lengths),
+                              keys = Packing::of_lengths(op.key_lengths);
+                const KeyMask packed = KeyMask::packed(queries, keys);
+                return scaled_dot_product_attention(x[0], x[1], x[2], packed, op.causal).output;
+            },
+            [op] {
+                return Inputs{random(op.q, op.seed), random(op.k, op.seed + 1),
+                              random(op.v, op.seed + 2)};
+            });
 }
 
 void add_transformer_ops(Registry& r) {
@@ -86,21 +90,14 @@ void add_transformer_ops(Registry& r) {
             return Inputs{random({2, 3, 5}, 901, -2, 2), random({5}, 902, 0.5, 1.5),
                           random({5}, 903)};
         });
-    r.add(
-        "op", "gelu", [](const Inputs& x) { return gelu(x[0]); },
-        [] {
-            return Inputs{random({3, 4}, 904, -3, 3)};
-        });
-    r.add(
-        "op", "sqrt", [](const Inputs& x) { return sqrt(x[0]); },
-        [] {
-            return Inputs{random({3, 4}, 905, 0.5, 2)};
-        });
-    r.add(
-        "op", "transpose (dims 1, 2)", [](const Inputs& x) { return transpose(x[0], 1, 2); },
-        [] {
-            return Inputs{random({2, 3, 4, 2}, 906)};
-        });
+    r.add_unary_ops({
+        {"gelu", [](const Tensor& x) { return gelu(x); }, {3, 4}, 904, -3, 3},
+        {"sqrt", [](const Tensor& x) { return sqrt(x); }, {3, 4}, 905, 0.5, 2},
+        {"transpose (dims 1, 2)",
+         [](const Tensor& x) { return transpose(x, 1, 2); },
+         {2, 3, 4, 2},
+         906},
+    });
     add_attention_ops(r);
 }
 
