@@ -241,6 +241,12 @@ Tensor BahdanauAttention::pre_activations(const Tensor& query, const Tensor& key
     return add(keys_projected, reshape(W_q.forward(query), {B, 1, A}));
 }
 
+int64_t count_saturated(const real* pre_activations, int64_t n, double threshold) {
+    int64_t saturated = 0;
+    for (int64_t i = 0; i < n; ++i) saturated += std::fabs(double(pre_activations[i])) > threshold;
+    return saturated;
+}
+
 double BahdanauAttention::saturated_share(const Tensor& query, const Tensor& keys_projected,
                                           const Tensor& mask, double threshold) const {
     Tensor x = pre_activations(query, keys_projected);
@@ -252,8 +258,7 @@ double BahdanauAttention::saturated_share(const Tensor& query, const Tensor& key
     for (int64_t b = 0; b < B; ++b)
         for (int64_t s = 0; s < S; ++s) {
             if (mask.defined() && mask.data()[b * S + s] != 0) continue;
-            for (int64_t a = 0; a < A; ++a)
-                saturated += std::fabs(double(x.data()[(b * S + s) * A + a])) > threshold;
+            saturated += count_saturated(x.data() + (b * S + s) * A, A, threshold);
             total += A;
         }
     return total ? double(saturated) / double(total) : 0.0;

@@ -151,6 +151,10 @@ class Attention : public Module {
 
 // ---- Bahdanau (additive) attention -----------------------------------------------------------
 
+// How many of n tanh pre-activations are saturated, |x| > threshold (tanh's derivative
+// 1 − tanh² < 0.01 at |x| = 3): what saturated_share and the gradient-flow study count.
+int64_t count_saturated(const real* pre_activations, int64_t n, double threshold = 3);
+
 class BahdanauAttention : public Attention {
   public:
     // Sub-modules W_q = Linear(query_dim, attn_dim, no bias), W_k = Linear(key_dim, attn_dim),

@@ -54,10 +54,10 @@ void attention_diagnostics(const ForwardRecord& record, const Batch& batch, Flow
         const int64_t A = x.size(2);
         for (int64_t b = 0; b < x.size(0); ++b) {
             if (!real_target(b, t)) continue;
-            for (int64_t s = 0; s < batch.src_lengths[size_t(b)]; ++s)
-                for (int64_t a = 0; a < A; ++a)
-                    saturated += std::fabs(double(x.data()[(b * S + s) * A + a])) > 3;
-            pre_total += batch.src_lengths[size_t(b)] * A;
+            // the row's valid positions s < length are its first length · A values
+            const int64_t valid = batch.src_lengths[size_t(b)] * A;
+            saturated += count_saturated(x.data() + b * S * A, valid);
+            pre_total += valid;
         }
     }
     for (size_t t = 0; t < record.attention.size(); ++t) {
@@ -426,28 +426,22 @@ void study_fresh_models(const GradflowOptions& o, Study& study, const DataSource
         data.text_task = &dates_task;
         data.pool = dates;
     }
-    // one model per cell × attention; named by the attention alone when the cell is the
-    // default GRU (as before --cells existed), "cell+attention" otherwise
-    const bool gru_only = o.cells == std::vector<std::string>{"gru"};
-    size_t k = 0;
-    for (const std::string& cell : o.cells)
-        for (const std::string& attention : o.models) {
-            if (attention == "transformer") {  // no cell: one model, after the first cell's
-                if (cell == o.cells.front())
-                    study_fresh_transformer(o, study, k++, data, source_vocab, target_vocab);
-                continue;
-            }
-            const std::string name = gru_only ? attention : cell + "+" + attention;
-            for (int s = 0; s < o.seeds; ++s) {
-                ModelConfig config = o.model;
-                config.attention = attention;
-                config.cell = cell;
-                Rng rng(o.seed + uint64_t(s));
-                Seq2Seq model(config, source_vocab, target_vocab, rng);
-                study.study(k, name, "fresh", s, model, data, {s});
-            }
-            k++;
+    // named by the attention alone when the cell is the default GRU (as before --cells existed)
+    const std::vector<StudiedModel> models = studied_models(o, /*short_names=*/true);
+    for (size_t k = 0; k < models.size(); ++k) {
+        if (models[k].attention == "transformer") {
+            study_fresh_transformer(o, study, k, data, source_vocab, target_vocab);
+            continue;
         }
+        for (int s = 0; s < o.seeds; ++s) {
+            ModelConfig config = o.model;
+            config.attention = models[k].attention;
+            config.cell = models[k].cell;
+            Rng rng(o.seed + uint64_t(s));
+            Seq2Seq model(config, source_vocab, target_vocab, rng);
+            study.study(k, models[k].name, "fresh", s, model, data, {s});
+        }
+    }
 }
 
 // Trained runs: one model each; the seeds average over data batches.
@@ -488,6 +482,18 @@ void study_trained_runs(const GradflowOptions& o, Study& study, const DataSource
 }
 
 }  // namespace
+
+std::vector<StudiedModel> studied_models(const GradflowOptions& o, bool short_names) {
+    const bool attention_only = short_names && o.cells == std::vector<std::string>{"gru"};
+    std::vector<StudiedModel> models;
+    for (const std::string& cell : o.cells)
+        for (const std::string& attention : o.models) {
+            if (attention == "transformer" && cell != o.cells.front()) continue;
+            const bool alone = attention_only || attention == "transformer";
+            models.push_back({cell, attention, alone ? attention : cell + "+" + attention});
+        }
+    return models;
+}
 
 GradflowReport run_gradflow(const GradflowOptions& o) {
     check_gradflow_options(o);

@@ -139,6 +139,14 @@ struct GradflowOptions {
     }
 };
 
+// The fresh models a study compares, in order: every cell × attention kind, and "transformer"
+// once (it has no cell) where the first cell's models are. Named "cell+attention" ("transformer"
+// alone), or by the attention alone when `short_names` and the only cell is the default GRU.
+struct StudiedModel {
+    std::string cell, attention, name;
+};
+std::vector<StudiedModel> studied_models(const GradflowOptions& options, bool short_names);
+
 // One (model, stage, L) of the study, averaged over the seeds.
 struct FlowCurve {
     std::string model;  // "none", "bahdanau", "transformer"... (or the run's attention kind or

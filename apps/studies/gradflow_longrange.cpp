@@ -13,6 +13,9 @@ namespace seqgrad {
 
 namespace {
 
+// Curves summed over seeds, per (model index, stage, T).
+using CurveSums = std::map<std::tuple<size_t, std::string, int>, FlowCurveSum>;
+
 template <typename Number>
 double median(std::vector<Number> v) {
     std::sort(v.begin(), v.end());
@@ -52,60 +55,61 @@ ThresholdRun train_to_threshold(const GradflowOptions& o, double threshold, cons
 
 }  // namespace
 
+namespace {
+
+// One studied model at every T and seed: a fresh model of matched parameter count, measured,
+// trained to the threshold and measured again; the curves summed into `sums` (key: index).
+void study_long_range_model(const GradflowOptions& o, double threshold, size_t index,
+                            const StudiedModel& studied, CurveSums& sums, GradflowReport& report) {
+    const std::string &cell = studied.cell, &attention = studied.attention, &name = studied.name;
+    // the parameter budget: a GRU of the given hidden size without attention
+    Rng budget_rng(1);
+    const int64_t budget =
+        LongRangeModel(o.task, "gru", "none", o.model.hidden_size, budget_rng).num_parameters();
+    const int64_t H =
+        cell == "gru" && attention == "none"
+            ? o.model.hidden_size
+            : matched_hidden_size(o.task, cell, attention, budget, o.heads, o.transformer_layers);
+    for (int T : o.lengths)
+        for (int s = 0; s < o.seeds; ++s) {
+            if (o.seed_index >= 0 && s != o.seed_index) continue;
+            Rng rng(o.seed + uint64_t(s));
+            LongRangeModel model(o.task, cell, attention, H, rng, o.heads, o.transformer_layers);
+            // the same measurement batch for every model and seed at this T
+            Rng data_rng(o.seed * 1000003 + uint64_t(T));
+            const LongRangeBatch batch = long_range_batch(o.task, T, o.batch_size, data_rng);
+            model.eval();
+            auto measure = [&](const std::string& stage) {
+                FlowCurveSum& sum = sums[{index, stage, T}];
+                sum.curve.model = name;
+                sum.curve.stage = stage;
+                sum.curve.length = T;
+                sum.add(measure_long_range_flow(model, batch));
+            };
+            measure("fresh");
+            if (o.train_steps == 0) continue;
+            report.threshold_runs.push_back(
+                train_to_threshold(o, threshold, name, s, T, model, report.training));
+            const ThresholdRun& run = report.threshold_runs.back();
+            measure("trained");
+            if (!o.quiet)
+                fmt::print(stderr, "{} {} T={} seed {} (H {}, {} parameters): {}\n", o.task, name,
+                           T, s, H, run.parameters,
+                           run.reached_at > 0
+                               ? fmt::format("loss < {:.4g} at step {}", threshold, run.reached_at)
+                               : fmt::format("not below {:.4g} in {} steps (loss {:.4g})",
+                                             threshold, run.steps_run, run.final_loss));
+        }
+}
+
+}  // namespace
+
 void run_long_range_study(const GradflowOptions& o, GradflowReport& report) {
     const double threshold = o.threshold > 0 ? o.threshold : long_range_baseline(o.task) / 10;
-    std::map<std::tuple<size_t, std::string, int>, FlowCurveSum> sums;  // (model index, stage, T)
-    std::vector<std::string> names;
-    for (const std::string& cell : o.cells)
-        for (const std::string& attention : o.models) {
-            const bool transformer = attention == "transformer";  // no cell: once, named alone
-            if (transformer && cell != o.cells.front()) continue;
-            const size_t index = names.size();
-            const std::string name = transformer ? attention : cell + "+" + attention;
-            names.push_back(name);
-            // the parameter budget: a GRU of the given hidden size without attention
-            Rng budget_rng(1);
-            const int64_t budget =
-                LongRangeModel(o.task, "gru", "none", o.model.hidden_size, budget_rng)
-                    .num_parameters();
-            const int64_t H = cell == "gru" && attention == "none"
-                                  ? o.model.hidden_size
-                                  : matched_hidden_size(o.task, cell, attention, budget, o.heads,
-                                                        o.transformer_layers);
-            for (int T : o.lengths)
-                for (int s = 0; s < o.seeds; ++s) {
-                    if (o.seed_index >= 0 && s != o.seed_index) continue;
-                    Rng rng(o.seed + uint64_t(s));
-                    LongRangeModel model(o.task, cell, attention, H, rng, o.heads,
-                                         o.transformer_layers);
-                    // the same measurement batch for every model and seed at this T
-                    Rng data_rng(o.seed * 1000003 + uint64_t(T));
-                    const LongRangeBatch batch =
-                        long_range_batch(o.task, T, o.batch_size, data_rng);
-                    model.eval();
-                    auto measure = [&](const std::string& stage) {
-                        FlowCurveSum& sum = sums[{index, stage, T}];
-                        sum.curve.model = name;
-                        sum.curve.stage = stage;
-                        sum.curve.length = T;
-                        sum.add(measure_long_range_flow(model, batch));
-                    };
-                    measure("fresh");
-                    if (o.train_steps == 0) continue;
-                    report.threshold_runs.push_back(
-                        train_to_threshold(o, threshold, name, s, T, model, report.training));
-                    const ThresholdRun& run = report.threshold_runs.back();
-                    measure("trained");
-                    if (!o.quiet)
-                        fmt::print(
-                            stderr, "{} {} T={} seed {} (H {}, {} parameters): {}\n", o.task, name,
-                            T, s, H, run.parameters,
-                            run.reached_at > 0
-                                ? fmt::format("loss < {:.4g} at step {}", threshold, run.reached_at)
-                                : fmt::format("not below {:.4g} in {} steps (loss {:.4g})",
-                                              threshold, run.steps_run, run.final_loss));
-                }
-        }
+    CurveSums sums;
+    const std::vector<StudiedModel> models = studied_models(o, /*short_names=*/false);
+    for (size_t index = 0; index < models.size(); ++index)
+        study_long_range_model(o, threshold, index, models[index], sums, report);
     for (const auto& [key, sum] : sums) report.curves.push_back(sum.mean());
 }
 
