@@ -82,16 +82,9 @@ void attention_diagnostics(const ForwardRecord& record, const Batch& batch, Flow
     }
 }
 
-// The watched tensors of a recorded pass, gradient retained: the encoder's input, its outputs
-// and (a recurrent encoder) its top layer's state at every step, [direction][t], each [B,He].
-struct Watched {
-    Tensor input, outputs;
-    std::vector<Tensor> states;
-    int directions = 1;
-};
-
-Watched watch(const ForwardRecord& record, int64_t S) {
-    Watched w{record.encoder_input, record.encoder_outputs, {}, 1};
+// The watched tensors of a recorded pass, gradient retained.
+WatchedPass watch(const ForwardRecord& record, int64_t S) {
+    WatchedPass w{record.encoder_input, record.encoder_outputs, {}, 1};
     w.input.retain_grad();
     w.outputs.retain_grad();
     if (record.encoder_step_states.empty()) return w;  // no recurrence
@@ -110,7 +103,7 @@ Watched watch(const ForwardRecord& record, int64_t S) {
 
 // Row b at position t: adds ‖dL/dh_t‖ and its split to m's sums (a recurrent encoder), or
 // ‖dL/d memory_t‖ (the Transformer: no split, direct and recurrent stay NaN).
-void add_hidden(const Watched& w, int64_t b, int64_t t, int64_t S, FlowMeasurement& m) {
+void add_hidden(const WatchedPass& w, int64_t b, int64_t t, int64_t S, FlowMeasurement& m) {
     const real* direct = w.outputs.grad_data();  // nullptr without attention
     const int64_t K = w.outputs.size(2);
     if (w.states.empty()) {
@@ -135,19 +128,11 @@ void add_hidden(const Watched& w, int64_t b, int64_t t, int64_t S, FlowMeasureme
 
 }  // namespace
 
-FlowMeasurement measure_gradient_flow(TranslationModel& model, const Batch& batch,
-                                      bool diagnostics) {
-    const int64_t B = batch.batch_size, S = batch.src_len;
-    FlowMeasurement m;
+void read_gradient_flow(const WatchedPass& w, const std::vector<int32_t>& lengths,
+                        FlowMeasurement& m) {
+    const int64_t B = w.outputs.size(0), S = w.outputs.size(1);
     m.batch = B;
     m.length = S;
-    model.zero_grad();
-    ForwardRecord record;
-    LossOutput out = model.forward_loss(batch, LossOptions{}, &record);
-    const Watched w = watch(record, S);
-    out.loss.backward();
-    m.loss = double(out.loss.item());
-
     // Per-row norms, averaged over the rows valid at each position.
     const int64_t E = w.input.size(2);
     const bool split = !w.states.empty();  // no recurrence (Transformer): no split, NaN
@@ -161,7 +146,7 @@ FlowMeasurement measure_gradient_flow(TranslationModel& model, const Batch& batc
         for (int64_t t = 0; t < S; ++t) {
             const double e = std::sqrt(row_norm_sq(w.input.grad_data(), (b * S + t) * E, E));
             m.embedding_per_row[size_t(b * S + t)] = e;
-            if (t >= batch.src_lengths[size_t(b)]) continue;
+            if (t >= lengths[size_t(b)]) continue;
             add_hidden(w, b, t, S, m);
             m.embedding[size_t(t)] += e;
             m.rows[size_t(t)]++;
@@ -170,6 +155,19 @@ FlowMeasurement measure_gradient_flow(TranslationModel& model, const Batch& batc
         if (m.rows[size_t(t)] > 0)
             for (std::vector<double>* curve : {&m.hidden, &m.embedding, &m.direct, &m.recurrent})
                 (*curve)[size_t(t)] /= m.rows[size_t(t)];
+}
+
+FlowMeasurement measure_gradient_flow(TranslationModel& model, const Batch& batch,
+                                      bool diagnostics) {
+    const int64_t S = batch.src_len;
+    FlowMeasurement m;
+    model.zero_grad();
+    ForwardRecord record;
+    LossOutput out = model.forward_loss(batch, LossOptions{}, &record);
+    const WatchedPass w = watch(record, S);
+    out.loss.backward();
+    m.loss = double(out.loss.item());
+    read_gradient_flow(w, batch.src_lengths, m);
     m.groups = group_grad_norms(model);
     if (diagnostics) attention_diagnostics(record, batch, m);
     return m;

@@ -87,6 +87,19 @@ struct FlowMeasurement {
 FlowMeasurement measure_gradient_flow(TranslationModel& model, const Batch& batch,
                                       bool diagnostics = true);
 
+// The tensors of one pass whose gradients a measurement reads, each retaining its gradient: the
+// encoder's input [B,S,E], its outputs [B,S,K] (the node attention reads) and, with a
+// recurrence, its top layer's state at every step, [direction][t], each [B, K/directions].
+struct WatchedPass {
+    Tensor input, outputs;
+    std::vector<Tensor> states;  // empty: no recurrence (direct and recurrent are NaN)
+    int directions = 1;
+};
+// After the backward pass: m's batch, length and per-position means over the rows b with
+// t < lengths[b] (hidden, embedding, direct, recurrent, rows, embedding_per_row) as above.
+void read_gradient_flow(const WatchedPass& watched, const std::vector<int32_t>& lengths,
+                        FlowMeasurement& m);
+
 // ‖g[offset : offset + n]‖² of a gradient buffer (nullptr = no gradient reached the tensor: 0).
 double row_norm_sq(const real* grad, int64_t offset, int64_t n);
 

@@ -167,50 +167,15 @@ int64_t matched_hidden_size(const std::string& task, const std::string& cell,
 }
 
 FlowMeasurement measure_long_range_flow(LongRangeModel& model, const LongRangeBatch& batch) {
-    const int64_t B = batch.batch, N = batch.steps, H = model.hidden_size(), C = batch.channels;
     model.zero_grad();
     LongRangeModel::Output o = model.forward(batch, /*inputs_grad=*/true);
-    o.outputs.retain_grad();
-    for (Tensor& h : o.step_states) h.retain_grad();
+    WatchedPass watched{o.inputs, o.outputs, o.step_states, 1};
+    watched.outputs.retain_grad();
+    for (Tensor& h : watched.states) h.retain_grad();
     o.loss.backward();
     FlowMeasurement f;
-    f.batch = B;
-    f.length = N;
     f.loss = double(o.loss.item());
-    f.hidden.assign(size_t(N), 0);
-    f.direct.assign(size_t(N), 0);
-    f.recurrent.assign(size_t(N), 0);
-    f.embedding.assign(size_t(N), 0);
-    f.rows.assign(size_t(N), int(B));
-    const real* direct = o.outputs.grad_data();
-    const real* input = o.inputs.grad_data();
-    if (model.is_transformer()) {  // hidden: ‖dL/de_t‖; no recurrence to split by
-        for (int64_t t = 0; t < N; ++t) {
-            for (int64_t b = 0; b < B; ++b) {
-                f.hidden[size_t(t)] +=
-                    std::sqrt(row_norm_sq(direct, (b * N + t) * H, H)) / double(B);
-                f.embedding[size_t(t)] +=
-                    std::sqrt(row_norm_sq(input, (b * N + t) * C, C)) / double(B);
-            }
-            f.direct[size_t(t)] = f.recurrent[size_t(t)] = NAN;
-        }
-        return f;
-    }
-    for (int64_t t = 0; t < N; ++t) {
-        const real* total = o.step_states[size_t(t)].grad_data();
-        for (int64_t b = 0; b < B; ++b) {
-            double r = 0;
-            for (int64_t j = 0; j < H; ++j) {
-                const double g = total ? double(total[b * H + j]) : 0;
-                const double d = direct ? double(direct[(b * N + t) * H + j]) : 0;
-                r += (g - d) * (g - d);
-            }
-            f.hidden[size_t(t)] += std::sqrt(row_norm_sq(total, b * H, H)) / double(B);
-            f.direct[size_t(t)] += std::sqrt(row_norm_sq(direct, (b * N + t) * H, H)) / double(B);
-            f.recurrent[size_t(t)] += std::sqrt(r) / double(B);
-            f.embedding[size_t(t)] += std::sqrt(row_norm_sq(input, (b * N + t) * C, C)) / double(B);
-        }
-    }
+    read_gradient_flow(watched, std::vector<int32_t>(size_t(batch.batch), int32_t(batch.steps)), f);
     return f;
 }
 

@@ -97,8 +97,8 @@ int64_t matched_hidden_size(const std::string& task, const std::string& cell,
 //                                               of h_t at answer steps)
 //   embedding  ‖dL/dx_t‖                      the input at step t
 // transformer: hidden is ‖dL/de_t‖ (e_t: the step's representation entering the first layer);
-// direct and recurrent are NaN (there is no recurrence to split by). No group norms, no
-// attention diagnostics, no embedding_per_row.
+// direct and recurrent are NaN (there is no recurrence to split by). No group norms and no
+// attention diagnostics.
 // The model's parameter gradients are zeroed first and hold this batch's gradients afterwards.
 FlowMeasurement measure_long_range_flow(LongRangeModel& model, const LongRangeBatch& batch);
 
