@@ -53,10 +53,6 @@ ThresholdRun train_to_threshold(const GradflowOptions& o, double threshold, cons
     return run;
 }
 
-}  // namespace
-
-namespace {
-
 // One studied model at every T and seed: a fresh model of matched parameter count, measured,
 // trained to the threshold and measured again; the curves summed into `sums` (key: index).
 void study_long_range_model(const GradflowOptions& o, double threshold, size_t index,
