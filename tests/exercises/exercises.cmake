@@ -11,7 +11,14 @@ set(ex_gen ${CMAKE_CURRENT_BINARY_DIR}/exercises_generated)
 file(MAKE_DIRECTORY ${ex_gen})
 
 # The wrong answers: NN_name__mistake.cpp, whose first line is "// expect: REGEX" (the diagnosis).
+# Each is compiled in a namespace of its own (`exercises` defined as wrong_NN_name__mistake), eight
+# to a compiler run (wrong_batch_N.cpp): most of a compile is reading the engine's headers.
 file(GLOB ex_wrong CONFIGURE_DEPENDS ${ex_tests}/wrong/*.cpp)
+set(ex_batch_size 8)
+set(ex_batches "")
+set(ex_batch_text "")
+set(ex_in_batch 0)
+list(LENGTH ex_wrong ex_wrong_count)
 set(ex_register "// Generated from tests/exercises/wrong/ by tests/exercises/exercises.cmake.\n#include \"apps/exercises/table.h\"\n#include \"tests/exercises/mutants.h\"\n")
 set(ex_entries "")
 set(ex_wrong_names "")
@@ -20,8 +27,22 @@ foreach(file ${ex_wrong})
   string(MAKE_C_IDENTIFIER "wrong_${stem}" ns)
   string(SUBSTRING ${stem} 0 2 number)
   math(EXPR number "${number}")
-  set_source_files_properties(${file} PROPERTIES COMPILE_DEFINITIONS "exercises=${ns}")
-  string(APPEND ex_register "#define exercises ${ns}\nnamespace seqgrad::exercises {\nusing namespace seqgrad::practice;\n#include \"apps/exercises/exercise_functions.inc\"\n}\n#undef exercises\n")
+  # the functions exercise.h declares, in the answer's namespace
+  set(ex_declare "#define exercises ${ns}\nnamespace seqgrad::exercises {\nusing namespace seqgrad::practice;\n#include \"apps/exercises/exercise_functions.inc\"\n}\n")
+  # the answer after them, as when compiled alone with -Dexercises=NS
+  string(APPEND ex_batch_text "${ex_declare}#include \"${file}\"\n#undef exercises\n")
+  math(EXPR ex_in_batch "${ex_in_batch} + 1")
+  list(LENGTH ex_wrong_names ex_done)
+  math(EXPR ex_done "${ex_done} + 1")
+  if(ex_in_batch EQUAL ex_batch_size OR ex_done EQUAL ex_wrong_count)
+    list(LENGTH ex_batches ex_batch)
+    file(WRITE ${ex_gen}/wrong_batch_${ex_batch}.cpp.tmp "// Generated from tests/exercises/wrong/ by tests/exercises/exercises.cmake.\n#include \"apps/exercises/exercise.h\"\n${ex_batch_text}")
+    configure_file(${ex_gen}/wrong_batch_${ex_batch}.cpp.tmp ${ex_gen}/wrong_batch_${ex_batch}.cpp COPYONLY)
+    list(APPEND ex_batches ${ex_gen}/wrong_batch_${ex_batch}.cpp)
+    set(ex_batch_text "")
+    set(ex_in_batch 0)
+  endif()
+  string(APPEND ex_register "${ex_declare}#undef exercises\n")
   string(APPEND ex_entries "        {\"${stem}\", ${number}, [](ExerciseTable& t) { SEQGRAD_INSTALL_EXERCISE(t, ${number}, seqgrad::${ns}); }},\n")
   list(APPEND ex_wrong_names ${stem})
 endforeach()
@@ -30,7 +51,7 @@ file(WRITE ${ex_gen}/variants.cpp.tmp "${ex_register}")
 configure_file(${ex_gen}/variants.cpp.tmp ${ex_gen}/variants.cpp COPYONLY)
 
 seqgrad_exercise_set(-solutions ${ex_tests}/solutions
-                     ${ex_gen}/variants.cpp ${ex_tests}/mutants.cpp ${ex_wrong})
+                     ${ex_gen}/variants.cpp ${ex_tests}/mutants.cpp ${ex_batches})
 # the wrong answers keep the names a patch left unused
 target_compile_options(seqgrad-exercises-solutions PRIVATE -Wno-unused-parameter -Wno-unused-variable)
 # The shipped skeletons: the default set when SEQGRAD_EXERCISES_DIR is exercises/ itself.
