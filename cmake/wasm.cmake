@@ -40,9 +40,10 @@ file(GLOB SEQGRAD_SOURCES CONFIGURE_DEPENDS
   ${PROJECT_SOURCE_DIR}/optim/*.cpp
   ${PROJECT_SOURCE_DIR}/models/*/*.cpp
   ${PROJECT_SOURCE_DIR}/data/*.cpp)
-# what the page uses of apps/: the studies and the explorer's data builders (not its HTML writer,
-# nor the command line)
+# what the page uses of apps/: the attention readers, the studies and the explorer's data builders
+# (not its HTML writer, nor the command line)
 file(GLOB SEQGRAD_WASM_APP_SOURCES CONFIGURE_DEPENDS
+  ${PROJECT_SOURCE_DIR}/apps/attention/*.cpp
   ${PROJECT_SOURCE_DIR}/apps/studies/*.cpp
   ${PROJECT_SOURCE_DIR}/apps/explore/*.cpp)
 list(FILTER SEQGRAD_WASM_APP_SOURCES EXCLUDE REGEX ".*/explore_html\\.cpp$")

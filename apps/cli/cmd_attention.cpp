@@ -3,12 +3,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "apps/attention/attention_report.h"
+#include "apps/attention/transformer_attention.h"
 #include "apps/cli/args.h"
 #include "apps/cli/commands.h"
 #include "apps/cli/run_args.h"
 #include "apps/plot/plot.h"
-#include "apps/studies/attention_report.h"
-#include "apps/studies/transformer_attention.h"
 #include "seqgrad/autograd/tensor.h"
 #include "seqgrad/data/file_io.h"
 #include "seqgrad/models/decoding/translator.h"

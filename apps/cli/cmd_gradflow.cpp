@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "apps/cli/commands.h"
+#include "apps/cli/gradflow_options.h"
 #include "apps/studies/gradflow.h"
 #include "apps/studies/gradflow_longrange.h"
 #include "apps/studies/longrange_tasks.h"

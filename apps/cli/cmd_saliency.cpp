@@ -5,11 +5,11 @@
 
 #include <cmath>
 
+#include "apps/attention/attention_report.h"
 #include "apps/cli/args.h"
 #include "apps/cli/commands.h"
 #include "apps/cli/run_args.h"
 #include "apps/plot/plot.h"
-#include "apps/studies/attention_report.h"
 #include "apps/studies/saliency.h"
 #include "seqgrad/autograd/tensor.h"
 #include "seqgrad/data/file_io.h"

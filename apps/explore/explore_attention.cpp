@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "apps/studies/transformer_attention.h"
+#include "apps/attention/transformer_attention.h"
 
 namespace seqgrad {
 namespace {

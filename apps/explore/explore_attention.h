@@ -1,6 +1,6 @@
 // The Transformer's attention in `seqgrad explore`'s file: every layer and head of the encoder's
 // self-attention, the decoder's (causal) self-attention and the cross-attention
-// (apps/studies/transformer_attention.h), for the beam's best hypothesis and the greedy one.
+// (apps/attention/transformer_attention.h), for the beam's best hypothesis and the greedy one.
 //
 // Size: a layer's weights are h·T·S numbers per hypothesis (h·S·S for the encoder), so they are
 // kept for those two hypotheses only (the other n-best hypotheses keep the top layer's

@@ -8,10 +8,10 @@
 #include <fstream>
 #include <map>
 
+#include "apps/attention/attention_report.h"
 #include "apps/explore/beam_trace.h"
 #include "apps/explore/explore_attention.h"
 #include "apps/explore/explore_tape.h"
-#include "apps/studies/attention_report.h"
 #include "seqgrad/autograd/tensor.h"
 #include "seqgrad/data/accuracy.h"
 #include "seqgrad/data/bleu.h"

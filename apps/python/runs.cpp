@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "apps/cli/commands.h"
+#include "apps/cli/gradflow_options.h"
 #include "apps/explore/explore_gradients.h"
 #include "apps/python/bindings.h"
 #include "apps/studies/gradflow.h"

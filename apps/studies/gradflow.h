@@ -211,15 +211,6 @@ struct GradflowReport {
     std::vector<ThresholdRun> threshold_runs;
 };
 
-// The options of `seqgrad gradflow ARGS...` (apps/cli/cmd_gradflow.cpp has the help text). Throws
-// Error naming the option on a bad value (an unknown cell or attention kind, a bad list...),
-// and GradflowUsageError on positional arguments. task is left empty with --run and no --task
-// (the command then takes the run's own task).
-struct GradflowUsageError : Error {
-    using Error::Error;
-};
-GradflowOptions parse_gradflow_options(const std::vector<std::string>& argv);
-
 // Runs the whole study (no files written).
 GradflowReport run_gradflow(const GradflowOptions& options);
 

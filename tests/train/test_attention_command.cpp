@@ -1,6 +1,6 @@
 // `seqgrad attention` on tiny trained runs: a Transformer's --layer / --head give that layer's
 // cross-attention, one head or the mean over heads (the CSV against
-// apps/studies/transformer_attention.h), out-of-range values are errors naming the option and the
+// apps/attention/transformer_attention.h), out-of-range values are errors naming the option and the
 // valid range, and an RNN run refuses both options (its output is unchanged otherwise).
 #include <doctest/doctest.h>
 
@@ -8,8 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "apps/attention/transformer_attention.h"
 #include "apps/cli/commands.h"
-#include "apps/studies/transformer_attention.h"
 #include "seqgrad/autograd/tensor.h"
 #include "seqgrad/models/decoding/translator.h"
 #include "seqgrad/models/model/transformer.h"

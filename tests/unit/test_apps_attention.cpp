@@ -1,7 +1,7 @@
-// Tests for apps/studies/attention_report.h: the diagnosis on hand-made attention matrices (one-hot,
-// uniform, mixed), monotonicity, input checks, and the heatmap the `attention` command draws:
-// well-formed SVG containing every token label.
-#include "apps/studies/attention_report.h"
+// Tests for apps/attention/attention_report.h: the diagnosis on hand-made attention matrices
+// (one-hot, uniform, mixed), monotonicity, input checks, and the heatmap the `attention` command
+// draws: well-formed SVG containing every token label.
+#include "apps/attention/attention_report.h"
 
 #include <doctest/doctest.h>
 

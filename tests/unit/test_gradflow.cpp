@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "apps/cli/gradflow_options.h"
 #include "apps/studies/gradflow.h"
 #include "seqgrad/data/vocab.h"
 #include "seqgrad/layers/recurrent.h"

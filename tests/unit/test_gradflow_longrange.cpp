@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "apps/cli/gradflow_options.h"
 #include "apps/studies/gradflow.h"
 #include "apps/studies/gradflow_longrange.h"
 #include "apps/studies/longrange_model.h"

@@ -19,8 +19,9 @@
 //   - no file of the library outside autograd/kernels/ includes autograd/kernels/fast/ (the fast
 //     kernels are reached through the interface only; tests and benchmarks may look inside);
 //   - the rooms of models/ (model, formats, decoding, run, training, distributed) include each
-//     other without a cycle, and models/model/ includes nothing of run/ or training/: the model
-//     knows nothing of runs and training;
+//     other without a cycle, and so do the rooms of apps/ (cli, attention, studies, explore...);
+//     models/model/ includes nothing of run/ or training/: the model knows nothing of runs and
+//     training;
 //   - what `seqgrad translate` compiles and loads (apps/cli/cmd_translate.cpp, load_run,
 //     the translator) includes no file of models/training/: inference never passes through the
 //     training room;
@@ -141,25 +142,27 @@ std::vector<std::string> check_includes(const std::vector<Include>& includes) {
     return problems;
 }
 
-// The room of a file of models/ ("models/run/config.h" -> "run"), or "" for any other file.
-std::string models_room(const std::string& path) {
-    if (path.rfind("models/", 0) != 0) return "";
-    const size_t slash = path.find('/', 7);
-    return slash == std::string::npos ? "" : path.substr(7, slash - 7);
+// The room of a file of models/ or apps/, two levels down ("models/run/config.h" -> "models/run",
+// "apps/cli/args.h" -> "apps/cli"), or "" for any other file.
+std::string room_of(const std::string& path) {
+    const std::string top = top_folder(path);
+    if (top != "models" && top != "apps") return "";
+    const size_t slash = path.find('/', top.size() + 1);
+    return slash == std::string::npos ? "" : path.substr(0, slash);
 }
 
-// A cycle among the rooms of models/, as "a -> b -> a" with one include for each arrow, or ""
-// when there is none; and every include of models/model/ into run/ or training/.
-std::vector<std::string> check_models_rooms(const std::vector<Include>& includes) {
+// A cycle among the rooms of models/ or of apps/, as "a -> b -> a" with one include for each
+// arrow, or "" when there is none; and every include of models/model/ into run/ or training/.
+std::vector<std::string> check_rooms(const std::vector<Include>& includes) {
     std::map<std::string, std::map<std::string, const Include*>> arrows;  // room -> room
     std::vector<std::string> problems;
     for (const Include& inc : includes) {
-        const std::string a = models_room(inc.from), b = models_room(inc.to);
+        const std::string a = room_of(inc.from), b = room_of(inc.to);
         if (a.empty() || b.empty() || a == b) continue;
         arrows[a].emplace(b, &inc);
-        if (a == "model" && (b == "run" || b == "training"))
+        if (a == "models/model" && (b == "models/run" || b == "models/training"))
             problems.push_back(inc.from + ":" + std::to_string(inc.line) + ": includes " + inc.to +
-                               ": models/model/ includes nothing of models/" + b + "/");
+                               ": models/model/ includes nothing of " + b + "/");
     }
     // Depth-first search; a room met again while on the path closes a cycle.
     std::map<std::string, int> state;  // 0 unseen, 1 on the path, 2 done
@@ -177,7 +180,7 @@ std::vector<std::string> check_models_rooms(const std::vector<Include>& includes
                     cycle += *it + " -> " + to + " (" + why->from + ":" +
                              std::to_string(why->line) + ")  ";
                 }
-                problems.push_back("the rooms of models/ include each other in a cycle: " + cycle);
+                problems.push_back("rooms include each other in a cycle: " + cycle);
                 return true;
             }
             if (state[next] == 0 && visit(next)) return true;
@@ -271,16 +274,27 @@ TEST_CASE("the include checker finds each kind of include that runs up") {
 }
 
 TEST_CASE(
-    "the room checker finds a cycle among the rooms of models/ and the model's upward includes") {
+    "the room checker finds a cycle among the rooms of models/ or of apps/ and the model's "
+    "upward includes") {
     const std::vector<Include> knot = {{"models/run/run.cpp", 3, "models/training/checkpoint.h"},
                                        {"models/training/trainer.h", 9, "models/run/config.h"},
                                        {"models/decoding/translator.h", 4, "models/run/task.h"}};
-    const auto problems = check_models_rooms(knot);
+    const auto problems = check_rooms(knot);
     REQUIRE(problems.size() == 1);
-    CHECK(problems[0].find("run -> training (models/run/run.cpp:3)") != std::string::npos);
-    CHECK(problems[0].find("training -> run (models/training/trainer.h:9)") != std::string::npos);
-    CHECK(check_models_rooms({knot[1], knot[2]}).empty());
-    const auto upward = check_models_rooms({{"models/model/seq2seq.h", 41, "models/run/config.h"}});
+    CHECK(problems[0].find("models/run -> models/training (models/run/run.cpp:3)") !=
+          std::string::npos);
+    CHECK(problems[0].find("models/training -> models/run (models/training/trainer.h:9)") !=
+          std::string::npos);
+    CHECK(check_rooms({knot[1], knot[2]}).empty());
+    const auto apps_knot = check_rooms({{"apps/cli/cmd_gradflow.cpp", 9, "apps/studies/gradflow.h"},
+                                        {"apps/studies/options.cpp", 7, "apps/cli/args.h"}});
+    REQUIRE(apps_knot.size() == 1);
+    CHECK(apps_knot[0].find("apps/studies -> apps/cli (apps/studies/options.cpp:7)") !=
+          std::string::npos);
+    CHECK(check_rooms({{"apps/cli/cmd_attention.cpp", 10, "apps/attention/attention_report.h"},
+                       {"apps/explore/explore_data.cpp", 14, "apps/attention/attention_report.h"}})
+              .empty());
+    const auto upward = check_rooms({{"models/model/seq2seq.h", 41, "models/run/config.h"}});
     REQUIRE(upward.size() == 1);
     CHECK(upward[0].find("models/model/ includes nothing of models/run/") != std::string::npos);
     const auto closure = include_closure(knot, {"models/run/run.cpp"});
@@ -315,8 +329,8 @@ TEST_CASE("every include of the library points down") {
     CHECK_MESSAGE(problems.empty(), problems.size(), " include(s) run up (listed above)");
 }
 
-TEST_CASE("the rooms of models/ include each other without a cycle") {
-    const auto problems = check_models_rooms(library_includes());
+TEST_CASE("the rooms of models/, and those of apps/, include each other without a cycle") {
+    const auto problems = check_rooms(library_includes());
     INFO(joined(problems));
     CHECK(problems.empty());
 }

@@ -9,8 +9,8 @@
 
 #include <unistd.h>
 
+#include "apps/attention/attention_report.h"
 #include "apps/cli/commands.h"
-#include "apps/studies/attention_report.h"
 #include "seqgrad/autograd/tensor.h"
 #include "seqgrad/data/file_io.h"
 #include "seqgrad/data/reversible_tokenizer.h"

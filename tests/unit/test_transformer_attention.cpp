@@ -1,13 +1,13 @@
 // The Transformer's attention weights per layer and head, in double: what the decoding step returns
 // (StepResult::self_attention, cross_attention) equals the teacher-forced pass's weights, every
 // head's row sums to 1 over the unmasked positions and is exactly 0 on the masked ones, the mean
-// over heads is StepResult::attention; apps/studies/transformer_attention.h gives the same numbers
-// for one sentence, in the shapes the explorer and `seqgrad attention` read.
+// over heads is StepResult::attention; apps/attention/transformer_attention.h gives the same
+// numbers for one sentence, in the shapes the explorer and `seqgrad attention` read.
 #include <doctest/doctest.h>
 
 #include <cmath>
 
-#include "apps/studies/transformer_attention.h"
+#include "apps/attention/transformer_attention.h"
 #include "batch_util.h"
 #include "seqgrad/models/model/transformer.h"
 

@@ -29,12 +29,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "apps/attention/attention_report.h"
 #include "apps/explore/explore_data.h"
-#include "apps/studies/attention_report.h"
 #include "apps/studies/saliency.h"
 #include "seqgrad/data/accuracy.h"
-#include "seqgrad/models/run/run.h"
 #include "seqgrad/models/formats/checkpoint.h"
+#include "seqgrad/models/run/run.h"
 #include "seqgrad/models/training/train_step.h"
 #include "seqgrad/optim/adam.h"
 
@@ -88,8 +88,9 @@ std::string checked_source(const json& request) {
     if (!run) throw Error("no model loaded");
     const std::string source = request.at("source").get<std::string>();
     if (source.size() > kMaxSourceChars)
-        throw Error(fmt::format("the sentence is too long: {} characters; this page takes at most {}",
-                                source.size(), kMaxSourceChars));
+        throw Error(
+            fmt::format("the sentence is too long: {} characters; this page takes at most {}",
+                        source.size(), kMaxSourceChars));
     const size_t tokens = run->task.encode_source(source).size();
     const size_t most = size_t(run->config.data.max_source_len);
     if (most > 0 && tokens > most)
@@ -177,9 +178,12 @@ EMSCRIPTEN_KEEPALIVE const char* seqgrad_live_force(const char* request_text) {
         json texts = json::object();
         for (int32_t id : h.tokens)
             texts[std::to_string(id)] = display_token(run->task.target_vocab.token(id));
-        return json{{"tokens", h.tokens},         {"text", t.text},
-                    {"log_prob", h.log_prob},     {"score", h.score},
-                    {"finished", h.finished},     {"target_tokens", texts},
+        return json{{"tokens", h.tokens},
+                    {"text", t.text},
+                    {"log_prob", h.log_prob},
+                    {"score", h.score},
+                    {"finished", h.finished},
+                    {"target_tokens", texts},
                     {"seconds", seconds_since(start)}};
     });
 }
@@ -273,8 +277,7 @@ EMSCRIPTEN_KEEPALIVE const char* seqgrad_live_train_steps(int n) {
                 t.epoch = std::make_unique<EpochIterator>(*t.batches, ++t.epoch_number, 0);
             const Batch batch = t.epoch->next();
             const TrainStepStats r = train_step(
-                *t.optimizer, batch,
-                [&](const Batch& b) { return forward_backward(*t.model, b); },
+                *t.optimizer, batch, [&](const Batch& b) { return forward_backward(*t.model, b); },
                 t.config.train.clip_norm);
             loss += r.loss;
             ++t.step;

@@ -1,11 +1,12 @@
 // The command line of `seqgrad gradflow` into GradflowOptions (apps/studies/gradflow.h).
+#include "apps/cli/gradflow_options.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <sstream>
 
 #include "apps/cli/args.h"
-#include "apps/studies/gradflow.h"
 #include "apps/studies/longrange_tasks.h"
 
 namespace seqgrad {

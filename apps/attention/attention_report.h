@@ -1,3 +1,6 @@
+// apps/attention/: reading attention out of a model, for `seqgrad attention`, `saliency`, `explore`
+// and the live page.
+//
 // Reading an attention matrix: for every output step, where did the decoder look, and how
 // sharply? Used by `seqgrad attention`, kept apart from the command so it can be tested on
 // hand-made matrices.

@@ -1,4 +1,4 @@
-#include "apps/studies/attention_report.h"
+#include "apps/attention/attention_report.h"
 
 #include <fmt/format.h>
 

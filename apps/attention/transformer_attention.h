@@ -1,3 +1,6 @@
+// apps/attention/: reading attention out of a model, for `seqgrad attention`, `saliency`, `explore`
+// and the live page.
+//
 // Every attention weight of a Transformer (models/model/transformer.h) on one source sentence and
 // one output, layer by layer and head by head: what `seqgrad explore` and `seqgrad attention`
 // show for a Transformer run.

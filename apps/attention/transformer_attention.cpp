@@ -1,4 +1,4 @@
-#include "apps/studies/transformer_attention.h"
+#include "apps/attention/transformer_attention.h"
 
 #include <fmt/format.h>
 
