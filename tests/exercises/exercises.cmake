@@ -54,6 +54,9 @@ seqgrad_exercise_set(-solutions ${ex_tests}/solutions
                      ${ex_gen}/variants.cpp ${ex_tests}/mutants.cpp ${ex_batches})
 # the wrong answers keep the names a patch left unused
 target_compile_options(seqgrad-exercises-solutions PRIVATE -Wno-unused-parameter -Wno-unused-variable)
+# the solutions, in two compiler runs per library (a learner's files are still compiled one by one)
+set_target_properties(seqgrad_exercise_work_f64-solutions seqgrad_exercise_work_float-solutions
+                      PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 9)
 # The shipped skeletons: the default set when SEQGRAD_EXERCISES_DIR is exercises/ itself.
 if(SEQGRAD_EXERCISES_DIR_ABS STREQUAL "${PROJECT_SOURCE_DIR}/exercises")
   set(ex_skeletons seqgrad-exercises)
