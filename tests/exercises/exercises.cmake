@@ -74,7 +74,7 @@ add_test(NAME exercises/build
          COMMAND ${CMAKE_COMMAND} --build ${CMAKE_BINARY_DIR} --target ${ex_skeletons}
                  seqgrad-exercises-solutions seqgrad-exercises-train-solutions exercises_expect)
 set_tests_properties(exercises/build PROPERTIES FIXTURES_SETUP exercises RESOURCE_LOCK build_tree
-                     LABELS "build;exercises" TIMEOUT 900)
+                     LABELS "build;exercises" TIMEOUT 900 COST 200)
 function(seqgrad_exercise_test name)
   add_test(NAME exercises/${name} COMMAND ${ARGN})
   set_tests_properties(exercises/${name} PROPERTIES FIXTURES_REQUIRED exercises LABELS exercises
@@ -130,7 +130,7 @@ add_test(NAME exercises/train_dates_with_the_solutions
          COMMAND ${ex_expect} 0 "GRU cell \\(decoder\\) +yours" "exact match on the 2000 test dates: (99|100)\\." --
                  ${CMAKE_BINARY_DIR}/seqgrad-exercises-train-solutions --set train.epochs=2)
 set_tests_properties(exercises/train_dates_with_the_solutions PROPERTIES
-                     FIXTURES_REQUIRED exercises LABELS "train;exercises" TIMEOUT 600)
+                     FIXTURES_REQUIRED exercises LABELS "train;exercises" TIMEOUT 600 COST 20)
 # `seqgrad exercises` runs the grader next to it (only when that grader is the skeletons').
 if(ex_skeletons STREQUAL "seqgrad-exercises")
   seqgrad_exercise_test(command_runs_the_grader ${ex_expect} 1 "01_tanh_sigmoid +·+ +· not done"
