@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer harnesses of tests/fuzz with clang (-fsanitize=fuzzer,address,undefined)
+# Builds the libFuzzer harnesses of tests/fuzz with clang (-fsanitize=fuzzer,address,undefined;
+# the library as a unity build, SEQGRAD_UNITY)
 # in build-fuzz/ and runs each for SECONDS (default 30), two at a time. Each starts from its seed
 # corpus (tests/fuzz/corpus/NAME) plus the regression inputs, and grows a working corpus in
 # build-fuzz/corpus/NAME (kept between runs, never written into the repository). Exits non-zero
@@ -15,7 +16,7 @@ all=$(sed -n 's/^seqgrad_fuzzer(\([a-z_0-9]*\))$/\1/p' tests/fuzz/CMakeLists.txt
 names=${*:-$all}
 clang=${SEQGRAD_FUZZ_CXX:-$(command -v clang++-14 || command -v clang++)}
 cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER="$clang" \
-  -DSEQGRAD_FUZZ=ON -DSEQGRAD_BUILD_TESTS=OFF -DSEQGRAD_BUILD_BENCH=OFF >/dev/null
+  -DSEQGRAD_FUZZ=ON -DSEQGRAD_BUILD_TESTS=OFF -DSEQGRAD_BUILD_BENCH=OFF -DSEQGRAD_UNITY=ON >/dev/null
 cmake --build build-fuzz -j"$(nproc)" --target fuzzers
 mkdir -p build-fuzz/crashes
 run() {

@@ -3,11 +3,11 @@
 # build (-O2, the fast kernels) running every test through ctest (the live page in Chromium too),
 # then pytest on its Python modules and the notebooks, and the modules installed (cmake --install
 # --component python) and imported from outside the checkout (when pybind11 is there); a release build
-# with only the reference kernels (-DSEQGRAD_KERNELS=reference) running the unit tests and the
+# with only the reference kernels (-DSEQGRAD_KERNELS=reference, unity) running the unit tests and the
 # end-to-end training tests (the date task learns, resume is bit-exact); the
 # installed package built against by examples/ in float and double (scripts/install_example.sh);
 # every libFuzzer harness for SEQGRAD_FUZZ_SECONDS (default 30) each, two at a time
-# (scripts/fuzz.sh, clang); then a sanitizer build (address + undefined) running the unit tests.
+# (scripts/fuzz.sh, clang); then a sanitizer build (address + undefined, unity) running the unit tests.
 # Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -63,8 +63,10 @@ print('installed seqgrad imports:', seqgrad.real, seqgrad.f64.real)")
   rm -rf "$site"
   phase "the Python tests and notebooks"
 fi
+# The reference-kernel and sanitizer trees build their libraries as unity builds (SEQGRAD_UNITY):
+# the release tree, compiled file by file, is the one that catches a missing #include.
 cmake -S . -B build-reference -DCMAKE_BUILD_TYPE=Release -DSEQGRAD_KERNELS=reference \
-  -DSEQGRAD_BUILD_BENCH=OFF >/dev/null
+  -DSEQGRAD_BUILD_BENCH=OFF -DSEQGRAD_UNITY=ON >/dev/null
 cmake --build build-reference -j"$jobs" --target unit_tests train_test_train_end_to_end
 ctest --test-dir build-reference --output-on-failure -j"$jobs" -L unit
 ctest --test-dir build-reference --output-on-failure -j"$jobs" -R '^train/test_train_end_to_end/'
@@ -73,7 +75,8 @@ bash scripts/install_example.sh build
 phase "the installed package"
 bash scripts/fuzz.sh "${SEQGRAD_FUZZ_SECONDS:-30}"
 phase "the fuzzers"
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DSEQGRAD_SANITIZE=ON -DSEQGRAD_BUILD_BENCH=OFF >/dev/null
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DSEQGRAD_SANITIZE=ON -DSEQGRAD_BUILD_BENCH=OFF \
+  -DSEQGRAD_UNITY=ON >/dev/null
 cmake --build build-asan -j"$jobs" --target unit_tests
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs" -L unit
